@@ -1,0 +1,277 @@
+#include "block_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct block_cache {
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t changed;
+    uint32_t block_size;
+    uint64_t limit;
+    uint64_t bytes;       /* allocated block bytes, all states */
+    cache_block **buckets;
+    size_t nbuckets;
+    cache_block *lru_head, *lru_tail; /* READY and unpinned only; head = most recent */
+    /* Buffers of dropped blocks, reused so that a streaming read does not
+     * page-fault fresh memory for every block. Counted in `bytes`. */
+    void **spare;
+    size_t n_spare, cap_spare;
+    sv_stats *stats;
+};
+
+static size_t bucket_of(const block_cache *bc, uint64_t object_id, uint64_t index)
+{
+    uint64_t h = object_id * 0x9E3779B97F4A7C15ull ^ (index + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 31;
+    return (size_t)(h & (bc->nbuckets - 1));
+}
+
+block_cache *block_cache_create(uint32_t block_size, uint64_t limit_bytes, sv_stats *stats)
+{
+    if (block_size == 0 || limit_bytes < block_size)
+        return NULL;
+    block_cache *bc = calloc(1, sizeof *bc);
+    if (!bc)
+        return NULL;
+    uint64_t blocks = limit_bytes / block_size;
+    size_t nb = 64;
+    while (nb < blocks * 2 && nb < (1u << 24))
+        nb *= 2;
+    bc->buckets = calloc(nb, sizeof *bc->buckets);
+    bc->cap_spare = 64;
+    bc->spare = calloc(bc->cap_spare, sizeof *bc->spare);
+    if (!bc->buckets || !bc->spare) {
+        free(bc->buckets);
+        free(bc->spare);
+        free(bc);
+        return NULL;
+    }
+    bc->nbuckets = nb;
+    bc->block_size = block_size;
+    bc->limit = limit_bytes;
+    bc->stats = stats;
+    pthread_mutex_init(&bc->lock, NULL);
+    pthread_cond_init(&bc->changed, NULL);
+    return bc;
+}
+
+void block_cache_destroy(block_cache *bc)
+{
+    if (!bc)
+        return;
+    for (size_t i = 0; i < bc->nbuckets; i++) {
+        for (cache_block *b = bc->buckets[i], *nx; b; b = nx) {
+            nx = b->hash_next;
+            free(b->data);
+            free(b);
+        }
+    }
+    for (size_t i = 0; i < bc->n_spare; i++)
+        free(bc->spare[i]);
+    free(bc->spare);
+    free(bc->buckets);
+    pthread_mutex_destroy(&bc->lock);
+    pthread_cond_destroy(&bc->changed);
+    free(bc);
+}
+
+uint32_t block_cache_block_size(const block_cache *bc) { return bc->block_size; }
+uint64_t block_cache_limit(const block_cache *bc) { return bc->limit; }
+
+uint64_t block_cache_bytes(block_cache *bc)
+{
+    pthread_mutex_lock(&bc->lock);
+    uint64_t n = bc->bytes;
+    pthread_mutex_unlock(&bc->lock);
+    return n;
+}
+
+static void lru_unlink(block_cache *bc, cache_block *b)
+{
+    if (b->lru_prev)
+        b->lru_prev->lru_next = b->lru_next;
+    else if (bc->lru_head == b)
+        bc->lru_head = b->lru_next;
+    if (b->lru_next)
+        b->lru_next->lru_prev = b->lru_prev;
+    else if (bc->lru_tail == b)
+        bc->lru_tail = b->lru_prev;
+    b->lru_prev = b->lru_next = NULL;
+}
+
+static void lru_push_front(block_cache *bc, cache_block *b)
+{
+    b->lru_prev = NULL;
+    b->lru_next = bc->lru_head;
+    if (bc->lru_head)
+        bc->lru_head->lru_prev = b;
+    bc->lru_head = b;
+    if (!bc->lru_tail)
+        bc->lru_tail = b;
+}
+
+static void hash_remove(block_cache *bc, cache_block *b)
+{
+    cache_block **pp = &bc->buckets[bucket_of(bc, b->object_id, b->index)];
+    while (*pp && *pp != b)
+        pp = &(*pp)->hash_next;
+    if (*pp)
+        *pp = b->hash_next;
+}
+
+static void drop_block(block_cache *bc, cache_block *b, bool keep_spare)
+{
+    hash_remove(bc, b);
+    if (keep_spare && bc->n_spare < bc->cap_spare) {
+        bc->spare[bc->n_spare++] = b->data; /* still counted in bytes */
+    } else {
+        bc->bytes -= bc->block_size;
+        free(b->data);
+    }
+    free(b);
+}
+
+/* Release spare buffers until `need` more bytes fit (lock held). */
+static void trim_spares(block_cache *bc, uint64_t need)
+{
+    while (bc->n_spare > 0 && bc->bytes + need > bc->limit) {
+        free(bc->spare[--bc->n_spare]);
+        bc->bytes -= bc->block_size;
+    }
+}
+
+/* Evict least recently used unpinned READY blocks until `need` more bytes
+ * fit. An evicted block's buffer becomes a spare, which is room for exactly
+ * one new block, so for need == block_size one spare is enough. */
+static bool make_room(block_cache *bc, uint64_t need)
+{
+    if (need && bc->n_spare > 0)
+        return true;
+    while (bc->bytes + need > bc->limit && bc->lru_tail) {
+        cache_block *victim = bc->lru_tail;
+        lru_unlink(bc, victim);
+        drop_block(bc, victim, need > 0);
+        if (bc->stats)
+            STAT_ADD(bc->stats, cache_evictions, 1);
+        if (need && bc->n_spare > 0)
+            return true;
+    }
+    return bc->bytes + need <= bc->limit;
+}
+
+static cache_block *find(block_cache *bc, uint64_t object_id, uint64_t index)
+{
+    for (cache_block *b = bc->buckets[bucket_of(bc, object_id, index)]; b; b = b->hash_next)
+        if (b->object_id == object_id && b->index == index)
+            return b;
+    return NULL;
+}
+
+static void pin(block_cache *bc, cache_block *b)
+{
+    if (b->pins == 0 && b->state == BLOCK_READY)
+        lru_unlink(bc, b);
+    b->pins++;
+}
+
+void block_cache_pin(block_cache *bc, cache_block *b)
+{
+    pthread_mutex_lock(&bc->lock);
+    pin(bc, b);
+    pthread_mutex_unlock(&bc->lock);
+}
+
+cache_block *block_cache_lookup(block_cache *bc, uint64_t object_id, uint64_t index)
+{
+    pthread_mutex_lock(&bc->lock);
+    cache_block *b = find(bc, object_id, index);
+    if (b)
+        pin(bc, b);
+    pthread_mutex_unlock(&bc->lock);
+    return b;
+}
+
+cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t index, uint32_t len,
+                                 bool only_if_room, bool *created)
+{
+    *created = false;
+    if (len == 0 || len > bc->block_size)
+        return NULL;
+    pthread_mutex_lock(&bc->lock);
+    cache_block *b = find(bc, object_id, index);
+    if (b) {
+        pin(bc, b);
+        pthread_mutex_unlock(&bc->lock);
+        return b;
+    }
+    /* Demand reads may overshoot the limit while everything is pinned or
+     * loading (bounded by reads in flight); prefetch never does. */
+    if (!make_room(bc, bc->block_size) && only_if_room) {
+        pthread_mutex_unlock(&bc->lock);
+        return NULL;
+    }
+    b = calloc(1, sizeof *b);
+    uint8_t *data = NULL;
+    bool reused = false;
+    if (b && bc->n_spare > 0) {
+        data = bc->spare[--bc->n_spare];
+        reused = true;
+    } else if (b) {
+        data = malloc(bc->block_size);
+    }
+    if (!data) {
+        free(b);
+        pthread_mutex_unlock(&bc->lock);
+        return NULL;
+    }
+    b->object_id = object_id;
+    b->index = index;
+    b->data = data;
+    b->len = len;
+    b->state = BLOCK_LOADING;
+    b->pins = 1;
+    size_t i = bucket_of(bc, object_id, index);
+    b->hash_next = bc->buckets[i];
+    bc->buckets[i] = b;
+    if (!reused)
+        bc->bytes += bc->block_size;
+    *created = true;
+    pthread_mutex_unlock(&bc->lock);
+    return b;
+}
+
+void block_cache_complete(block_cache *bc, cache_block *b, int error)
+{
+    pthread_mutex_lock(&bc->lock);
+    b->state = error ? BLOCK_FAILED : BLOCK_READY;
+    b->error = error;
+    pthread_cond_broadcast(&bc->changed);
+    pthread_mutex_unlock(&bc->lock);
+}
+
+int block_cache_wait(block_cache *bc, cache_block *b)
+{
+    pthread_mutex_lock(&bc->lock);
+    while (b->state == BLOCK_LOADING)
+        pthread_cond_wait(&bc->changed, &bc->lock);
+    int e = b->state == BLOCK_FAILED ? b->error : 0;
+    pthread_mutex_unlock(&bc->lock);
+    return e;
+}
+
+void block_cache_release(block_cache *bc, cache_block *b)
+{
+    pthread_mutex_lock(&bc->lock);
+    if (--b->pins == 0) {
+        if (b->state == BLOCK_READY) {
+            lru_push_front(bc, b);
+            trim_spares(bc, 0);
+            make_room(bc, 0);
+        } else if (b->state == BLOCK_FAILED) {
+            drop_block(bc, b, true);
+        }
+        /* A LOADING block with no pins cannot exist: its fetch holds a pin. */
+    }
+    pthread_mutex_unlock(&bc->lock);
+}

@@ -1,0 +1,59 @@
+/* Bounded in-memory cache of fixed-size blocks of S3 objects.
+ *
+ * A block is identified by (object id, block index); an object id names one
+ * immutable version of an object (key + ETag), so cached bytes never need
+ * invalidation. Readers pin blocks while they copy from them; a block being
+ * fetched is LOADING and readers wait on it. Eviction is LRU over READY
+ * blocks that nobody pins. One mutex guards the whole cache; waiting uses one
+ * condition variable (fetch completions broadcast). */
+#ifndef SIEVE_BLOCK_CACHE_H
+#define SIEVE_BLOCK_CACHE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stats.h"
+
+typedef enum { BLOCK_LOADING = 0, BLOCK_READY, BLOCK_FAILED } block_state;
+
+typedef struct cache_block {
+    uint64_t object_id;
+    uint64_t index;
+    uint8_t *data;
+    uint32_t len;       /* bytes valid when READY (the last block of an object is short) */
+    block_state state;
+    int error;          /* errno when FAILED */
+    uint32_t pins;
+    struct cache_block *hash_next;
+    struct cache_block *lru_prev, *lru_next;
+} cache_block;
+
+typedef struct block_cache block_cache;
+
+block_cache *block_cache_create(uint32_t block_size, uint64_t limit_bytes, sv_stats *stats);
+void block_cache_destroy(block_cache *bc);
+uint32_t block_cache_block_size(const block_cache *bc);
+
+/* Find the block or create it in LOADING state (data allocated, len bytes
+ * expected). Either way the block comes back pinned. *created tells whether
+ * the caller must fetch it (and then call block_cache_complete). Returns NULL
+ * when out of memory. With `only_if_room`, a missing block is not created when
+ * the cache is over its limit and nothing can be evicted (prefetch uses this
+ * so it never pushes memory past the limit); *created is false then. */
+cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t index, uint32_t len,
+                                 bool only_if_room, bool *created);
+/* Look up without creating; pinned if found. */
+cache_block *block_cache_lookup(block_cache *bc, uint64_t object_id, uint64_t index);
+/* Add a pin to a block the caller already holds (e.g. to hand one to a fetch). */
+void block_cache_pin(block_cache *bc, cache_block *b);
+/* Mark a LOADING block READY (error == 0) or FAILED (errno) and wake waiters. */
+void block_cache_complete(block_cache *bc, cache_block *b, int error);
+/* Wait until the block is no longer LOADING; returns 0 or the errno of a failure. */
+int block_cache_wait(block_cache *bc, cache_block *b);
+/* Unpin. A FAILED block is dropped when its last pin goes, so a later read retries. */
+void block_cache_release(block_cache *bc, cache_block *b);
+
+uint64_t block_cache_bytes(block_cache *bc);
+uint64_t block_cache_limit(const block_cache *bc);
+
+#endif

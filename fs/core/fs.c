@@ -1,0 +1,638 @@
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "block_cache.h"
+#include "log.h"
+#include "tree.h"
+
+#define MAX_RUN_BLOCKS 64 /* blocks per ranged GET; also bounded by max_request */
+
+struct sv_fs {
+    s3_client *client;
+    sv_stats *stats;
+    tree *tree;
+    block_cache *cache;
+    sv_fs_config cfg;
+    uid_t uid;
+    gid_t gid;
+    int64_t start_time;
+};
+
+/* Per open file. The sequential-read state has its own lock because the
+ * kernel sends reads of one handle from several FUSE threads at once. */
+struct sv_file {
+    uint64_t ino;
+    bool is_virtual;
+    char *virt;        /* rendered content of a virtual file */
+    size_t virt_len;
+    char *key;
+    char etag[S3_ETAG_MAX + 1];
+    uint64_t size;
+
+    pthread_mutex_t seq_lock; /* guards the fields below */
+    uint64_t seq_next;        /* where a sequential reader would read next */
+    uint64_t streak_bytes;    /* bytes read in the current sequential streak */
+    uint64_t prefetched_to;   /* end of what prefetch has already requested */
+};
+
+void sv_fs_config_defaults(sv_fs_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->prefix = "";
+    cfg->cache_bytes = 512ull << 20;
+    cfg->block_size = 256u << 10;
+    cfg->max_request = 8ull << 20;
+    cfg->max_window = 64ull << 20;
+    cfg->tail_bytes = 64u << 10;
+    cfg->dir_ttl_ms = 60000;
+    cfg->delta_log_ttl_ms = 1000;
+    cfg->file_attr_timeout_s = 3600;
+    cfg->delta_log_attr_timeout_s = 1;
+    cfg->dir_attr_timeout_s = 10;
+}
+
+sv_fs *sv_fs_create(s3_client *client, sv_stats *stats, const sv_fs_config *cfg)
+{
+    sv_fs *fs = calloc(1, sizeof *fs);
+    if (!fs)
+        return NULL;
+    fs->cfg = *cfg;
+    if (fs->cfg.max_window > fs->cfg.cache_bytes / 4)
+        fs->cfg.max_window = fs->cfg.cache_bytes / 4;
+    if (fs->cfg.max_request > (uint64_t)fs->cfg.block_size * MAX_RUN_BLOCKS)
+        fs->cfg.max_request = (uint64_t)fs->cfg.block_size * MAX_RUN_BLOCKS;
+    fs->client = client;
+    fs->stats = stats;
+    fs->uid = getuid();
+    fs->gid = getgid();
+    fs->start_time = (int64_t)time(NULL);
+    fs->tree = tree_create(client, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
+    fs->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
+    if (!fs->tree || !fs->cache) {
+        sv_fs_destroy(fs);
+        return NULL;
+    }
+    return fs;
+}
+
+void sv_fs_destroy(sv_fs *fs)
+{
+    if (!fs)
+        return;
+    tree_destroy(fs->tree);
+    block_cache_destroy(fs->cache);
+    free(fs);
+}
+
+s3_status sv_fs_check(sv_fs *fs, char *err, size_t errlen)
+{
+    /* Fail fast at mount time: two attempts, not the full retry budget. */
+    s3_request_opts opts = {.max_attempts = 2, .high_priority = true};
+    return tree_refresh_dir(fs->tree, TREE_ROOT_INO, &opts, err, errlen);
+}
+
+/* ---- attributes ------------------------------------------------------------ */
+
+static size_t render_stats(sv_fs *fs, char *buf, size_t cap)
+{
+    return sv_stats_render_json(fs->stats, block_cache_bytes(fs->cache), block_cache_limit(fs->cache),
+                                buf, cap);
+}
+
+static void virtual_attr(sv_fs *fs, uint64_t ino, sv_attr *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ino = ino;
+    out->mtime = fs->start_time;
+    out->timeout = 0;
+    if (ino == SV_INO_CONTROL) {
+        out->mode = S_IFDIR | 0555;
+        out->nlink = 2;
+    } else {
+        char buf[2048];
+        out->mode = S_IFREG | 0444;
+        out->nlink = 1;
+        out->size = render_stats(fs, buf, sizeof buf);
+    }
+}
+
+static void tree_to_attr(const sv_fs *fs, const tree_attr *ta, sv_attr *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ino = ta->ino;
+    out->size = ta->size;
+    out->mtime = ta->mtime ? ta->mtime : fs->start_time;
+    if (ta->is_dir) {
+        out->mode = S_IFDIR | 0555;
+        out->nlink = 2;
+        out->timeout = fs->cfg.dir_attr_timeout_s;
+    } else {
+        out->mode = S_IFREG | 0444;
+        out->nlink = 1;
+        out->timeout = ta->in_delta_log ? fs->cfg.delta_log_attr_timeout_s : fs->cfg.file_attr_timeout_s;
+    }
+}
+
+static int status_errno(s3_status st)
+{
+    return st == S3_OK ? 0 : -s3_status_errno(st);
+}
+
+int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
+{
+    if (strlen(name) > TREE_NAME_MAX)
+        return -ENAMETOOLONG;
+    if (parent == TREE_ROOT_INO && strcmp(name, SV_CONTROL_DIR) == 0) {
+        virtual_attr(fs, SV_INO_CONTROL, out);
+        return 0;
+    }
+    if (parent == SV_INO_CONTROL) {
+        if (strcmp(name, "stats") == 0) {
+            virtual_attr(fs, SV_INO_STATS, out);
+            return 0;
+        }
+        return -ENOENT;
+    }
+    if (parent == SV_INO_STATS)
+        return -ENOTDIR;
+    tree_attr ta;
+    s3_status st = tree_lookup(fs->tree, parent, name, &ta);
+    if (st != S3_OK)
+        return status_errno(st);
+    tree_to_attr(fs, &ta, out);
+    return 0;
+}
+
+int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
+{
+    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS) {
+        virtual_attr(fs, ino, out);
+        return 0;
+    }
+    tree_attr ta;
+    s3_status st = tree_getattr(fs->tree, ino, &ta);
+    if (st != S3_OK)
+        return status_errno(st);
+    tree_to_attr(fs, &ta, out);
+    return 0;
+}
+
+/* ---- directories ----------------------------------------------------------- */
+
+static bool dir_push(sv_dir *d, const char *name, uint64_t ino, mode_t mode)
+{
+    char *n = strdup(name);
+    if (!n)
+        return false;
+    d->entries[d->n].name = n;
+    d->entries[d->n].ino = ino;
+    d->entries[d->n].mode = mode;
+    d->n++;
+    return true;
+}
+
+int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
+{
+    *out = NULL;
+    sv_dir *d = calloc(1, sizeof *d);
+    if (!d)
+        return -ENOMEM;
+    if (ino == SV_INO_CONTROL) {
+        d->entries = calloc(3, sizeof *d->entries);
+        if (!d->entries || !dir_push(d, ".", ino, S_IFDIR) || !dir_push(d, "..", TREE_ROOT_INO, S_IFDIR) ||
+            !dir_push(d, "stats", SV_INO_STATS, S_IFREG)) {
+            sv_fs_releasedir(d);
+            return -ENOMEM;
+        }
+        *out = d;
+        return 0;
+    }
+    tree_attr ta;
+    s3_status st = tree_getattr(fs->tree, ino, &ta);
+    if (st == S3_OK && !ta.is_dir) {
+        free(d);
+        return -ENOTDIR;
+    }
+    tree_dir_snapshot snap = {0};
+    if (st == S3_OK)
+        st = tree_readdir(fs->tree, ino, &snap);
+    if (st != S3_OK) {
+        free(d);
+        return status_errno(st);
+    }
+    /* .sieve is deliberately absent: globs and table scans must not see it. */
+    d->entries = calloc(snap.n + 2, sizeof *d->entries);
+    bool ok = d->entries && dir_push(d, ".", ino, S_IFDIR) &&
+              dir_push(d, "..", tree_parent(fs->tree, ino), S_IFDIR);
+    for (size_t i = 0; ok && i < snap.n; i++)
+        ok = dir_push(d, snap.entries[i].name, snap.entries[i].ino,
+                      snap.entries[i].is_dir ? S_IFDIR : S_IFREG);
+    tree_dir_snapshot_free(&snap);
+    if (!ok) {
+        sv_fs_releasedir(d);
+        return -ENOMEM;
+    }
+    *out = d;
+    return 0;
+}
+
+void sv_fs_releasedir(sv_dir *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++)
+        free(d->entries[i].name);
+    free(d->entries);
+    free(d);
+}
+
+/* ---- fetching blocks -------------------------------------------------------- */
+
+typedef struct {
+    sv_fs *fs;
+    size_t n;
+    cache_block *blocks[MAX_RUN_BLOCKS];
+} fetch_job;
+
+static void fetch_done(void *ud, s3_status st, const char *errmsg)
+{
+    fetch_job *job = ud;
+    if (st != S3_OK)
+        log_error("read failed: %s", errmsg && errmsg[0] ? errmsg : s3_status_name(st));
+    for (size_t i = 0; i < job->n; i++) {
+        block_cache_complete(job->fs->cache, job->blocks[i], st == S3_OK ? 0 : EIO);
+        block_cache_release(job->fs->cache, job->blocks[i]);
+    }
+    free(job);
+}
+
+/* Fetch a run of consecutive LOADING blocks, each pinned for the job, in one
+ * ranged GET. On submission failure the blocks fail at once. */
+static void fetch_run(sv_fs *fs, const sv_file *f, cache_block **run, size_t n, bool high_priority)
+{
+    if (n == 0)
+        return;
+    fetch_job *job = calloc(1, sizeof *job);
+    struct iovec iov[MAX_RUN_BLOCKS];
+    uint64_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        iov[i].iov_base = run[i]->data;
+        iov[i].iov_len = run[i]->len;
+        len += run[i]->len;
+    }
+    s3_status st = S3_ERR_NOMEM;
+    if (job) {
+        job->fs = fs;
+        job->n = n;
+        memcpy(job->blocks, run, n * sizeof *run);
+        s3_request_opts opts = {.high_priority = high_priority};
+        uint64_t offset = run[0]->index * fs->cfg.block_size;
+        st = s3_get_async(fs->client, f->key, f->etag, offset, len, iov, n, &opts, fetch_done, job);
+    }
+    if (st != S3_OK) {
+        log_error("cannot start GET of %s: %s", f->key, s3_status_name(st));
+        free(job);
+        for (size_t i = 0; i < n; i++) {
+            block_cache_complete(fs->cache, run[i], EIO);
+            block_cache_release(fs->cache, run[i]);
+        }
+    }
+}
+
+static uint32_t block_len(const sv_fs *fs, const sv_file *f, uint64_t index)
+{
+    uint64_t start = index * fs->cfg.block_size;
+    uint64_t left = f->size - start;
+    return left < fs->cfg.block_size ? (uint32_t)left : fs->cfg.block_size;
+}
+
+static size_t run_limit(const sv_fs *fs)
+{
+    size_t n = (size_t)(fs->cfg.max_request / fs->cfg.block_size);
+    return n < 1 ? 1 : n > MAX_RUN_BLOCKS ? MAX_RUN_BLOCKS : n;
+}
+
+/* Start fetches for blocks [first, last] that nobody holds yet, in runs of
+ * consecutive missing blocks. Prefetch gives up quietly when the cache has no
+ * room; it never waits. */
+static void prefetch_blocks(sv_fs *fs, sv_file *f, uint64_t first, uint64_t last)
+{
+    cache_block *run[MAX_RUN_BLOCKS];
+    size_t n = 0, limit = run_limit(fs);
+    for (uint64_t i = first; i <= last; i++) {
+        bool created = false;
+        cache_block *b = block_cache_acquire(fs->cache, f->ino, i, block_len(fs, f, i), true, &created);
+        if (b && created) {
+            run[n++] = b; /* the acquire pin becomes the job's pin */
+            STAT_ADD(fs->stats, prefetch_bytes, b->len);
+        } else if (b) {
+            block_cache_release(fs->cache, b);
+        }
+        if ((!created && n) || n == limit) {
+            fetch_run(fs, f, run, n, false);
+            n = 0;
+        }
+        if (!b)
+            break; /* no room: stop prefetching */
+    }
+    fetch_run(fs, f, run, n, false);
+}
+
+/* Sequential detection. A read that starts near where the last one ended
+ * (within a tolerance, since the kernel delivers readahead out of order across
+ * FUSE threads) extends the streak; anything else ends it. The window is half
+ * the bytes read in the streak, so a reader that stops early has caused at most
+ * 50% extra transfer, and a long stream reaches max_window quickly. */
+static void maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
+{
+    uint64_t end = off + size;
+    uint64_t from = 0, to = 0;
+    pthread_mutex_lock(&f->seq_lock);
+    uint64_t window = f->streak_bytes / 2;
+    if (window > fs->cfg.max_window)
+        window = fs->cfg.max_window;
+    uint64_t tol = 2ull * fs->cfg.block_size + window;
+    bool sequential = f->seq_next > 0 && off + tol >= f->seq_next && off <= f->seq_next + tol;
+    if (sequential) {
+        f->streak_bytes += size;
+        if (end > f->seq_next)
+            f->seq_next = end;
+    } else {
+        f->streak_bytes = size;
+        f->seq_next = end;
+        f->prefetched_to = 0;
+    }
+    window = f->streak_bytes / 2;
+    if (window > fs->cfg.max_window)
+        window = fs->cfg.max_window;
+    /* Top the window up only once half of it is used, so GETs stay large. */
+    uint64_t ahead = f->prefetched_to > f->seq_next ? f->prefetched_to - f->seq_next : 0;
+    if (sequential && window >= fs->cfg.block_size && ahead <= window / 2) {
+        from = f->seq_next > f->prefetched_to ? f->seq_next : f->prefetched_to;
+        to = f->seq_next + window;
+        if (to > f->size)
+            to = f->size;
+        if (to > from)
+            f->prefetched_to = to;
+    }
+    pthread_mutex_unlock(&f->seq_lock);
+    if (to > from)
+        prefetch_blocks(fs, f, from / fs->cfg.block_size, (to - 1) / fs->cfg.block_size);
+}
+
+/* ---- open / read / release ------------------------------------------------- */
+
+int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of)
+{
+    *out = NULL;
+    memset(of, 0, sizeof *of);
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        return -EROFS;
+    sv_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    f->ino = ino;
+    if (ino == SV_INO_CONTROL) {
+        free(f);
+        return -EISDIR;
+    }
+    if (ino == SV_INO_STATS) {
+        /* A snapshot at open, so one reader sees one consistent document. */
+        f->is_virtual = true;
+        f->virt = malloc(2048);
+        f->virt_len = f->virt ? render_stats(fs, f->virt, 2048) : 0;
+        if (!f->virt) {
+            free(f);
+            return -ENOMEM;
+        }
+        of->direct_io = true;
+        *out = f;
+        return 0;
+    }
+    tree_attr ta;
+    s3_status st = tree_getattr(fs->tree, ino, &ta);
+    if (st != S3_OK) {
+        free(f);
+        return status_errno(st);
+    }
+    if (ta.is_dir) {
+        free(f);
+        return -EISDIR;
+    }
+    f->key = tree_key(fs->tree, ino);
+    if (!f->key) {
+        free(f);
+        return -ENOMEM;
+    }
+    snprintf(f->etag, sizeof f->etag, "%s", ta.etag);
+    f->size = ta.size;
+    pthread_mutex_init(&f->seq_lock, NULL);
+    /* An inode is one immutable object version: its pages stay valid. */
+    of->keep_cache = true;
+    *out = f;
+    /* Readers of columnar files start at the footer: fetch the tail now. */
+    if (f->size > 0 && fs->cfg.tail_bytes > 0) {
+        uint64_t tail = fs->cfg.tail_bytes < f->size ? fs->cfg.tail_bytes : f->size;
+        prefetch_blocks(fs, f, (f->size - tail) / fs->cfg.block_size, (f->size - 1) / fs->cfg.block_size);
+    }
+    return 0;
+}
+
+ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
+                          size_t maxiov, size_t *niov, sv_read_pins *pins)
+{
+    *niov = 0;
+    pins->blocks = NULL;
+    pins->n = 0;
+    if (f->is_virtual) {
+        if (off >= f->virt_len || size == 0 || maxiov == 0)
+            return 0;
+        size_t n = f->virt_len - (size_t)off < size ? f->virt_len - (size_t)off : size;
+        iov[0].iov_base = f->virt + off;
+        iov[0].iov_len = n;
+        *niov = 1;
+        return (ssize_t)n;
+    }
+    STAT_ADD(fs->stats, fuse_reads, 1);
+    if (off >= f->size || size == 0)
+        return 0;
+    if (size > f->size - off)
+        size = (size_t)(f->size - off);
+    const uint64_t bs = fs->cfg.block_size;
+    uint64_t first = off / bs, last = (off + size - 1) / bs;
+    size_t nblocks = (size_t)(last - first + 1);
+    if (nblocks > maxiov)
+        return -EINVAL;
+    cache_block **blocks = calloc(nblocks, sizeof *blocks);
+    bool *was_ready = calloc(nblocks, sizeof *was_ready);
+    if (!blocks || !was_ready) {
+        free(blocks);
+        free(was_ready);
+        return -ENOMEM;
+    }
+    /* Pin every block; start one GET per run of consecutive missing blocks. */
+    cache_block *run[MAX_RUN_BLOCKS];
+    size_t nrun = 0, limit = run_limit(fs);
+    int result = 0;
+    size_t npinned = 0;
+    for (size_t i = 0; i < nblocks; i++) {
+        bool created = false;
+        uint64_t idx = first + i;
+        blocks[i] = block_cache_acquire(fs->cache, f->ino, idx, block_len(fs, f, idx), false, &created);
+        if (!blocks[i]) {
+            result = -ENOMEM;
+            break;
+        }
+        npinned++;
+        if (created) {
+            /* One pin for this read (taken by acquire), one for the fetch job. */
+            block_cache_pin(fs->cache, blocks[i]);
+            run[nrun++] = blocks[i];
+        } else {
+            was_ready[i] = blocks[i]->state == BLOCK_READY;
+        }
+        if ((!created && nrun) || nrun == limit) {
+            fetch_run(fs, f, run, nrun, true);
+            nrun = 0;
+        }
+    }
+    fetch_run(fs, f, run, nrun, true);
+    if (result == 0)
+        maybe_prefetch(fs, f, off, size);
+    /* Wait for each block in order and point the iovec into it. */
+    size_t total = 0;
+    for (size_t i = 0; i < npinned && result == 0; i++) {
+        cache_block *b = blocks[i];
+        int e = block_cache_wait(fs->cache, b);
+        if (e) {
+            STAT_ADD(fs->stats, errors, 1);
+            result = -e;
+            break;
+        }
+        uint64_t bstart = b->index * bs;
+        uint64_t from = off > bstart ? off - bstart : 0;
+        uint64_t until = off + size - bstart < b->len ? off + size - bstart : b->len;
+        if (until <= from) {
+            result = -EIO; /* cannot happen unless the object size changed */
+            break;
+        }
+        iov[i].iov_base = b->data + from;
+        iov[i].iov_len = (size_t)(until - from);
+        total += iov[i].iov_len;
+        if (was_ready[i])
+            STAT_ADD(fs->stats, cache_hit_bytes, until - from);
+        else
+            STAT_ADD(fs->stats, cache_miss_bytes, until - from);
+    }
+    free(was_ready);
+    pins->blocks = blocks;
+    pins->n = npinned;
+    if (result < 0) {
+        sv_fs_read_release(fs, pins);
+        return result;
+    }
+    *niov = npinned;
+    STAT_ADD(fs->stats, fuse_read_bytes, total);
+    return (ssize_t)total;
+}
+
+void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
+{
+    for (size_t i = 0; i < pins->n; i++)
+        block_cache_release(fs->cache, pins->blocks[i]);
+    free(pins->blocks);
+    pins->blocks = NULL;
+    pins->n = 0;
+}
+
+ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf)
+{
+    struct iovec iov[SV_READ_MAX_IOV];
+    size_t niov = 0;
+    sv_read_pins pins;
+    uint64_t bs = fs->cfg.block_size;
+    if (size > (SV_READ_MAX_IOV - 1) * bs)
+        size = (size_t)((SV_READ_MAX_IOV - 1) * bs);
+    ssize_t n = sv_fs_read_pinned(fs, f, off, size, iov, SV_READ_MAX_IOV, &niov, &pins);
+    if (n <= 0)
+        return n;
+    size_t copied = 0;
+    for (size_t i = 0; i < niov; i++) {
+        memcpy(buf + copied, iov[i].iov_base, iov[i].iov_len);
+        copied += iov[i].iov_len;
+    }
+    sv_fs_read_release(fs, &pins);
+    return n;
+}
+
+void sv_fs_release(sv_fs *fs, sv_file *f)
+{
+    (void)fs;
+    if (!f)
+        return;
+    if (!f->is_virtual)
+        pthread_mutex_destroy(&f->seq_lock);
+    free(f->virt);
+    free(f->key);
+    free(f);
+}
+
+/* ---- extended attributes --------------------------------------------------- */
+
+static ssize_t xattr_value(const char *value, char *buf, size_t size)
+{
+    size_t n = strlen(value);
+    if (size == 0)
+        return (ssize_t)n;
+    if (size < n)
+        return -ERANGE;
+    memcpy(buf, value, n);
+    return (ssize_t)n;
+}
+
+ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size)
+{
+    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS)
+        return -ENODATA;
+    tree_attr ta;
+    if (tree_getattr(fs->tree, ino, &ta) != S3_OK)
+        return -ENOENT;
+    if (strcmp(name, SV_XATTR_KEY) == 0) {
+        char *key = tree_key(fs->tree, ino);
+        if (!key)
+            return -ENOMEM;
+        ssize_t r = xattr_value(key, buf, size);
+        free(key);
+        return r;
+    }
+    if (strcmp(name, SV_XATTR_ETAG) == 0 && !ta.is_dir)
+        return xattr_value(ta.etag, buf, size);
+    return -ENODATA;
+}
+
+ssize_t sv_fs_listxattr(sv_fs *fs, uint64_t ino, char *buf, size_t size)
+{
+    static const char file_names[] = SV_XATTR_KEY "\0" SV_XATTR_ETAG "\0";
+    static const char dir_names[] = SV_XATTR_KEY "\0";
+    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS)
+        return 0;
+    tree_attr ta;
+    if (tree_getattr(fs->tree, ino, &ta) != S3_OK)
+        return -ENOENT;
+    const char *names = ta.is_dir ? dir_names : file_names;
+    size_t n = ta.is_dir ? sizeof dir_names - 1 : sizeof file_names - 1;
+    if (size == 0)
+        return (ssize_t)n;
+    if (size < n)
+        return -ERANGE;
+    memcpy(buf, names, n);
+    return (ssize_t)n;
+}

@@ -1,0 +1,103 @@
+/* The filesystem core: namespace (tree), open files, the read path with its
+ * block cache and prefetcher, and the virtual .sieve control directory. No
+ * FUSE types appear here: the adapter in fs/fuse translates calls and maps
+ * the negative errno values these functions return. */
+#ifndef SIEVE_FS_H
+#define SIEVE_FS_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "s3_client.h"
+#include "stats.h"
+
+#define SV_INO_CONTROL 2u /* MOUNTPOINT/.sieve (hidden from the root listing) */
+#define SV_INO_STATS   3u /* MOUNTPOINT/.sieve/stats */
+#define SV_CONTROL_DIR ".sieve"
+
+#define SV_XATTR_KEY  "user.sievefs.key"
+#define SV_XATTR_ETAG "user.sievefs.etag"
+
+typedef struct {
+    const char *prefix;        /* "" or ending in '/' */
+    uint64_t cache_bytes;      /* block cache limit */
+    uint32_t block_size;       /* cache block, bytes */
+    uint64_t max_request;      /* largest single ranged GET */
+    uint64_t max_window;       /* largest sequential prefetch window */
+    uint64_t tail_bytes;       /* fetched from the end of a file at open (footer) */
+    uint64_t dir_ttl_ms;       /* listing cache TTL */
+    uint64_t delta_log_ttl_ms; /* same under _delta_log/ */
+    double file_attr_timeout_s;
+    double delta_log_attr_timeout_s;
+    double dir_attr_timeout_s;
+} sv_fs_config;
+
+void sv_fs_config_defaults(sv_fs_config *cfg);
+
+typedef struct sv_fs sv_fs;
+typedef struct sv_file sv_file;
+
+typedef struct {
+    uint64_t ino;
+    mode_t mode;   /* S_IFDIR|0555 or S_IFREG|0444 */
+    uint64_t size;
+    int64_t mtime;
+    uint32_t nlink;
+    double timeout; /* seconds the kernel may cache this entry and its attributes */
+} sv_attr;
+
+sv_fs *sv_fs_create(s3_client *client, sv_stats *stats, const sv_fs_config *cfg);
+void sv_fs_destroy(sv_fs *fs);
+
+/* List the root once; fails (with a message) when the bucket or prefix cannot
+ * be listed, e.g. unknown bucket, bad credentials, unreachable endpoint. */
+s3_status sv_fs_check(sv_fs *fs, char *err, size_t errlen);
+
+int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out);
+int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out);
+
+typedef struct {
+    char *name;
+    uint64_t ino;
+    mode_t mode;
+} sv_dirent;
+
+typedef struct {
+    sv_dirent *entries; /* ".", ".." and the children */
+    size_t n;
+} sv_dir;
+
+int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out);
+void sv_fs_releasedir(sv_dir *d);
+
+typedef struct {
+    bool direct_io;  /* only for virtual files whose content changes */
+    bool keep_cache; /* data files: objects are immutable per inode */
+} sv_open_flags;
+
+int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of);
+/* Read up to size bytes at off into buf: the byte count (0 at EOF) or -errno.
+ * Reads longer than (SV_READ_MAX_IOV - 1) blocks are shortened. */
+ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf);
+
+/* Zero-copy read: iov entries point into cache blocks that stay pinned until
+ * sv_fs_read_release. Returns the byte count (iov filled, *niov set) or -errno
+ * (nothing pinned). -EINVAL when the read spans more than maxiov blocks. */
+#define SV_READ_MAX_IOV 64
+typedef struct {
+    struct cache_block **blocks;
+    size_t n;
+} sv_read_pins;
+ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
+                          size_t maxiov, size_t *niov, sv_read_pins *pins);
+void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins);
+void sv_fs_release(sv_fs *fs, sv_file *f);
+
+/* Value length, or -errno (-ENODATA, -ERANGE when size is too small and non-zero). */
+ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size);
+ssize_t sv_fs_listxattr(sv_fs *fs, uint64_t ino, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,47 @@
+/* When and how long to wait before retrying an S3 request. Pure, FUSE-free. */
+#ifndef SIEVE_RETRY_POLICY_H
+#define SIEVE_RETRY_POLICY_H
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+    RETRY_NO = 0,  /* permanent: report the error */
+    RETRY_YES,     /* transient: back off and retry */
+    RETRY_FRESH,   /* transient and the connection is suspect: retry on a new connection */
+} retry_decision;
+
+/* Outcome classes the transfer engine reports for one attempt. */
+typedef enum {
+    ATTEMPT_OK = 0,
+    ATTEMPT_HTTP_STATUS,     /* completed with an HTTP status (see http_status) */
+    ATTEMPT_TIMEOUT,         /* total or connect timeout */
+    ATTEMPT_STALLED,         /* no first byte within the stall limit */
+    ATTEMPT_CONN_RESET,      /* connection refused/reset/closed, recv/send error */
+    ATTEMPT_SHORT_BODY,      /* fewer body bytes than promised */
+    ATTEMPT_BAD_RESPONSE,    /* wrong Content-Range, garbage: the server misbehaved */
+    ATTEMPT_DNS,             /* host name did not resolve */
+    ATTEMPT_TLS,             /* certificate or TLS handshake failure */
+} attempt_outcome;
+
+typedef struct {
+    uint32_t max_attempts;  /* total attempts including the first, >= 1 */
+    uint32_t base_ms;       /* first backoff ceiling */
+    uint32_t cap_ms;        /* largest backoff ceiling */
+} retry_policy;
+
+#define RETRY_POLICY_DEFAULT ((retry_policy){ .max_attempts = 5, .base_ms = 100, .cap_ms = 5000 })
+
+/* Decide whether attempt number `attempt` (1-based, the one that just failed)
+ * may be retried: 5xx, 429, timeouts, stalls, resets and short bodies are
+ * transient (stalls, resets and short bodies on a fresh connection); other 4xx,
+ * DNS, TLS and bad responses are permanent. Always RETRY_NO once attempt >=
+ * max_attempts. */
+retry_decision retry_classify(const retry_policy *p, uint32_t attempt,
+                              attempt_outcome outcome, long http_status);
+
+/* Full-jitter backoff before the retry that follows attempt `attempt`:
+ * a uniform value in [0, min(cap, base * 2^(attempt-1))] milliseconds, drawn
+ * from *rng_state (xorshift; any non-zero seed). */
+uint32_t retry_backoff_ms(const retry_policy *p, uint32_t attempt, uint64_t *rng_state);
+
+#endif

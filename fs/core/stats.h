@@ -1,0 +1,33 @@
+/* Process-wide counters shown in MOUNTPOINT/.sieve/stats. Lock-free: every
+ * field is an atomic counter updated with relaxed ordering. */
+#ifndef SIEVE_STATS_H
+#define SIEVE_STATS_H
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    atomic_uint_fast64_t fuse_reads;       /* read requests answered */
+    atomic_uint_fast64_t fuse_read_bytes;  /* bytes returned to the kernel */
+    atomic_uint_fast64_t s3_requests;      /* HTTP requests sent (all attempts) */
+    atomic_uint_fast64_t s3_get_requests;  /* ranged GET attempts */
+    atomic_uint_fast64_t s3_list_requests;
+    atomic_uint_fast64_t s3_head_requests;
+    atomic_uint_fast64_t s3_bytes_fetched; /* response body bytes received for GETs */
+    atomic_uint_fast64_t cache_hit_bytes;  /* bytes served from the block cache without waiting */
+    atomic_uint_fast64_t cache_miss_bytes; /* bytes that had to wait for a fetch */
+    atomic_uint_fast64_t prefetch_bytes;   /* bytes requested ahead of the reader */
+    atomic_uint_fast64_t cache_evictions;
+    atomic_uint_fast64_t retries;
+    atomic_uint_fast64_t errors;           /* requests that failed for good, EIO replies */
+} sv_stats;
+
+#define STAT_ADD(st, field, n) atomic_fetch_add_explicit(&(st)->field, (uint_fast64_t)(n), memory_order_relaxed)
+#define STAT_GET(st, field) ((uint64_t)atomic_load_explicit(&(st)->field, memory_order_relaxed))
+
+/* Render as a JSON object followed by a newline. Returns the length written
+ * (always < cap, NUL-terminated), or 0 if cap is too small. */
+size_t sv_stats_render_json(const sv_stats *st, uint64_t cache_bytes, uint64_t cache_limit,
+                            char *buf, size_t cap);
+
+#endif

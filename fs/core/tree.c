@@ -1,0 +1,522 @@
+#include "tree.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+typedef struct node {
+    uint64_t ino;
+    uint64_t parent;
+    char *key;  /* object key, or directory prefix ("" or ending in '/') */
+    bool is_dir;
+    bool in_delta_log;
+    uint64_t size;
+    int64_t mtime;
+    char etag[S3_ETAG_MAX + 1];
+    /* Directories only. */
+    tree_dirent *children; /* sorted by name */
+    size_t n_children;
+    bool listed;
+    bool listing; /* a listing is in flight; others wait on tree.listed_cv */
+    int64_t listed_at_ns;
+    struct node *hash_next; /* index by (key, etag) */
+} node;
+
+struct tree {
+    pthread_mutex_t lock; /* guards every field below and every node */
+    pthread_cond_t listed_cv;
+    s3_client *client;
+    node **nodes;   /* by ino; NULL for reserved numbers */
+    size_t n_nodes, cap_nodes;
+    node **index;   /* hash of (key, etag) -> node, so listings reuse inodes */
+    size_t index_buckets;
+    size_t index_count;
+    int64_t dir_ttl_ns, delta_log_ttl_ns;
+};
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static uint64_t hash_str(const char *s, uint64_t h)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001B3ull;
+    return h;
+}
+
+static size_t index_slot(const tree *t, const char *key, const char *etag)
+{
+    uint64_t h = hash_str(etag, hash_str(key, 0xCBF29CE484222325ull) ^ 0xFF);
+    return (size_t)(h & (t->index_buckets - 1));
+}
+
+static node *index_find(tree *t, const char *key, const char *etag, bool is_dir)
+{
+    for (node *n = t->index[index_slot(t, key, etag)]; n; n = n->hash_next)
+        if (n->is_dir == is_dir && strcmp(n->key, key) == 0 && strcmp(n->etag, etag) == 0)
+            return n;
+    return NULL;
+}
+
+static bool index_grow(tree *t)
+{
+    size_t nb = t->index_buckets * 2;
+    node **ni = calloc(nb, sizeof *ni);
+    if (!ni)
+        return false;
+    node **old = t->index;
+    size_t ob = t->index_buckets;
+    t->index = ni;
+    t->index_buckets = nb;
+    for (size_t i = 0; i < ob; i++) {
+        for (node *n = old[i], *nx; n; n = nx) {
+            nx = n->hash_next;
+            size_t s = index_slot(t, n->key, n->etag);
+            n->hash_next = ni[s];
+            ni[s] = n;
+        }
+    }
+    free(old);
+    return true;
+}
+
+static bool is_delta_log_key(const char *key)
+{
+    return strncmp(key, "_delta_log/", 11) == 0 || strstr(key, "/_delta_log/") != NULL;
+}
+
+/* Create a node (lock held). */
+static node *node_new(tree *t, uint64_t parent, const char *key, bool is_dir, uint64_t size,
+                      int64_t mtime, const char *etag)
+{
+    if (t->n_nodes == t->cap_nodes) {
+        size_t nc = t->cap_nodes ? t->cap_nodes * 2 : 1024;
+        node **nn = realloc(t->nodes, nc * sizeof *nn);
+        if (!nn)
+            return NULL;
+        memset(nn + t->cap_nodes, 0, (nc - t->cap_nodes) * sizeof *nn);
+        t->nodes = nn;
+        t->cap_nodes = nc;
+    }
+    if (t->index_count >= t->index_buckets && !index_grow(t))
+        return NULL;
+    node *n = calloc(1, sizeof *n);
+    if (!n || !(n->key = strdup(key))) {
+        free(n);
+        return NULL;
+    }
+    n->ino = t->n_nodes;
+    n->parent = parent;
+    n->is_dir = is_dir;
+    n->in_delta_log = is_delta_log_key(key);
+    n->size = size;
+    n->mtime = mtime;
+    snprintf(n->etag, sizeof n->etag, "%s", etag ? etag : "");
+    t->nodes[t->n_nodes++] = n;
+    size_t s = index_slot(t, n->key, n->etag);
+    n->hash_next = t->index[s];
+    t->index[s] = n;
+    t->index_count++;
+    return n;
+}
+
+static node *get_node(tree *t, uint64_t ino)
+{
+    return ino < t->n_nodes ? t->nodes[ino] : NULL;
+}
+
+tree *tree_create(s3_client *client, const char *prefix, uint64_t dir_ttl_ms,
+                  uint64_t delta_log_ttl_ms)
+{
+    tree *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->client = client;
+    t->dir_ttl_ns = (int64_t)dir_ttl_ms * 1000000;
+    t->delta_log_ttl_ns = (int64_t)delta_log_ttl_ms * 1000000;
+    t->index_buckets = 1024;
+    t->index = calloc(t->index_buckets, sizeof *t->index);
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_cond_init(&t->listed_cv, NULL);
+    /* Reserve inode numbers below TREE_FIRST_INO; the root is TREE_ROOT_INO. */
+    t->n_nodes = TREE_FIRST_INO;
+    t->cap_nodes = 1024;
+    t->nodes = calloc(t->cap_nodes, sizeof *t->nodes);
+    node *root = calloc(1, sizeof *root);
+    if (!t->index || !t->nodes || !root || !(root->key = strdup(prefix))) {
+        free(root);
+        tree_destroy(t);
+        return NULL;
+    }
+    root->ino = TREE_ROOT_INO;
+    root->parent = TREE_ROOT_INO;
+    root->is_dir = true;
+    root->in_delta_log = is_delta_log_key(prefix);
+    t->nodes[TREE_ROOT_INO] = root;
+    return t;
+}
+
+static void free_children(tree_dirent *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(c[i].name);
+    free(c);
+}
+
+void tree_destroy(tree *t)
+{
+    if (!t)
+        return;
+    for (size_t i = 0; i < t->n_nodes && t->nodes; i++) {
+        node *n = t->nodes[i];
+        if (!n)
+            continue;
+        free_children(n->children, n->n_children);
+        free(n->key);
+        free(n);
+    }
+    free(t->nodes);
+    free(t->index);
+    pthread_mutex_destroy(&t->lock);
+    pthread_cond_destroy(&t->listed_cv);
+    free(t);
+}
+
+/* ---- listing --------------------------------------------------------------- */
+
+typedef struct {
+    char *name;
+    char *key;
+    bool is_dir;
+    uint64_t size;
+    int64_t mtime;
+    char *etag;
+} raw_entry;
+
+typedef struct {
+    raw_entry *v;
+    size_t n, cap;
+} raw_list;
+
+static void raw_list_free(raw_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->v[i].name);
+        free(l->v[i].key);
+        free(l->v[i].etag);
+    }
+    free(l->v);
+}
+
+/* A usable file name for key under prefix, or NULL (marker objects, empty or
+ * dot names, names over NAME_MAX). */
+static const char *child_name(const char *prefix, const char *key, size_t *len, bool is_dir)
+{
+    size_t pl = strlen(prefix);
+    if (strncmp(key, prefix, pl) != 0)
+        return NULL;
+    const char *name = key + pl;
+    size_t n = strlen(name);
+    if (is_dir && n > 0 && name[n - 1] == '/')
+        n--;
+    if (n == 0 || n > TREE_NAME_MAX || memchr(name, '/', n))
+        return NULL;
+    if ((n == 1 && name[0] == '.') || (n == 2 && name[0] == '.' && name[1] == '.'))
+        return NULL;
+    *len = n;
+    return name;
+}
+
+static bool raw_push(raw_list *l, const char *name, size_t nlen, const char *key, bool is_dir,
+                     uint64_t size, int64_t mtime, const char *etag)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 256;
+        raw_entry *nv = realloc(l->v, nc * sizeof *nv);
+        if (!nv)
+            return false;
+        l->v = nv;
+        l->cap = nc;
+    }
+    raw_entry *e = &l->v[l->n];
+    e->name = strndup(name, nlen);
+    e->key = strdup(key);
+    e->etag = strdup(etag ? etag : "");
+    e->is_dir = is_dir;
+    e->size = size;
+    e->mtime = mtime;
+    if (!e->name || !e->key || !e->etag) {
+        free(e->name);
+        free(e->key);
+        free(e->etag);
+        return false;
+    }
+    l->n++;
+    return true;
+}
+
+static int raw_cmp(const void *a, const void *b)
+{
+    const raw_entry *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    if (c)
+        return c;
+    /* Directories sort first so that a file shadowed by a same-named prefix is dropped. */
+    return (int)y->is_dir - (int)x->is_dir;
+}
+
+/* Fetch every page of the listing of prefix (no lock held). */
+static s3_status fetch_listing(tree *t, const char *prefix, const s3_request_opts *opts,
+                               raw_list *out, char *err, size_t errlen)
+{
+    char *token = NULL;
+    s3_status st = S3_OK;
+    size_t total = 0;
+    for (;;) {
+        s3_listing page;
+        st = s3_list_page(t->client, prefix, "/", token, opts, &page, err, errlen);
+        free(token);
+        token = NULL;
+        if (st != S3_OK)
+            break;
+        for (size_t i = 0; i < page.n_prefixes && st == S3_OK; i++) {
+            size_t nl;
+            const char *name = child_name(prefix, page.prefixes[i], &nl, true);
+            if (!name) {
+                log_debug("skipping prefix '%s': not a usable directory name", page.prefixes[i]);
+                continue;
+            }
+            if (!raw_push(out, name, nl, page.prefixes[i], true, 0, 0, ""))
+                st = S3_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < page.n_objects && st == S3_OK; i++) {
+            const s3_object_entry *o = &page.objects[i];
+            size_t nl;
+            const char *name = child_name(prefix, o->key, &nl, false);
+            if (!name) {
+                if (strcmp(o->key, prefix) != 0)
+                    log_debug("skipping key '%s': not a usable file name", o->key);
+                continue;
+            }
+            if (!raw_push(out, name, nl, o->key, false, o->size, o->mtime, o->etag))
+                st = S3_ERR_NOMEM;
+        }
+        total += page.n_objects + page.n_prefixes;
+        bool more = page.truncated && page.next_token;
+        if (more)
+            token = strdup(page.next_token);
+        s3_listing_free(&page);
+        if (st != S3_OK)
+            break;
+        if (!more)
+            break;
+        if (!token) {
+            st = S3_ERR_NOMEM;
+            break;
+        }
+        if (total >= TREE_MAX_DIR_ENTRIES) {
+            log_warn("directory '%s' has more than %u entries; showing the first %zu", prefix,
+                     TREE_MAX_DIR_ENTRIES, total);
+            free(token);
+            break;
+        }
+    }
+    if (st == S3_ERR_NOMEM && err && errlen)
+        snprintf(err, errlen, "listing '%s': out of memory", prefix);
+    return st;
+}
+
+/* Install a fresh listing into dir (lock held). */
+static s3_status install_listing(tree *t, node *dir, raw_list *l)
+{
+    qsort(l->v, l->n, sizeof *l->v, raw_cmp);
+    tree_dirent *children = calloc(l->n ? l->n : 1, sizeof *children);
+    if (!children)
+        return S3_ERR_NOMEM;
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        raw_entry *e = &l->v[i];
+        if (n > 0 && strcmp(children[n - 1].name, e->name) == 0)
+            continue; /* a file named like a directory: the directory wins */
+        node *c = index_find(t, e->key, e->etag, e->is_dir);
+        if (c) {
+            c->size = e->size;
+            c->mtime = e->mtime;
+        } else {
+            c = node_new(t, dir->ino, e->key, e->is_dir, e->size, e->mtime, e->etag);
+            if (!c) {
+                free_children(children, n);
+                return S3_ERR_NOMEM;
+            }
+        }
+        children[n].name = e->name;
+        e->name = NULL; /* moved */
+        children[n].ino = c->ino;
+        children[n].is_dir = e->is_dir;
+        n++;
+    }
+    free_children(dir->children, dir->n_children);
+    dir->children = children;
+    dir->n_children = n;
+    dir->listed = true;
+    dir->listed_at_ns = now_ns();
+    return S3_OK;
+}
+
+static bool listing_fresh(const tree *t, const node *dir)
+{
+    if (!dir->listed)
+        return false;
+    int64_t ttl = dir->in_delta_log ? t->delta_log_ttl_ns : t->dir_ttl_ns;
+    return now_ns() - dir->listed_at_ns < ttl;
+}
+
+/* Make sure dir has a listing no older than its TTL. Called and returns with
+ * the lock held; drops it while listing. A failed refresh keeps serving the
+ * previous listing (with a warning); only a directory never listed fails. */
+static s3_status ensure_listed(tree *t, node *dir, bool force, const s3_request_opts *opts,
+                               char *err, size_t errlen)
+{
+    while (dir->listing)
+        pthread_cond_wait(&t->listed_cv, &t->lock);
+    if (!force && listing_fresh(t, dir))
+        return S3_OK;
+    dir->listing = true;
+    char *prefix = strdup(dir->key);
+    pthread_mutex_unlock(&t->lock);
+    raw_list l = {0};
+    char local_err[256] = "";
+    s3_status st = prefix ? fetch_listing(t, prefix, opts, &l, local_err, sizeof local_err) : S3_ERR_NOMEM;
+    pthread_mutex_lock(&t->lock);
+    if (st == S3_OK)
+        st = install_listing(t, dir, &l);
+    dir->listing = false;
+    pthread_cond_broadcast(&t->listed_cv);
+    raw_list_free(&l);
+    if (st != S3_OK) {
+        if (err && errlen)
+            snprintf(err, errlen, "%s", local_err[0] ? local_err : s3_status_name(st));
+        if (dir->listed) {
+            log_warn("keeping the previous listing of '%s': %s", prefix ? prefix : "?", local_err);
+            dir->listed_at_ns = now_ns(); /* do not hammer a failing server */
+            st = S3_OK;
+        } else {
+            log_error("cannot list '%s': %s", prefix ? prefix : "?", local_err);
+        }
+    }
+    free(prefix);
+    return st;
+}
+
+s3_status tree_refresh_dir(tree *t, uint64_t dir_ino, const s3_request_opts *opts, char *err,
+                           size_t errlen)
+{
+    pthread_mutex_lock(&t->lock);
+    node *d = get_node(t, dir_ino);
+    s3_status st = d && d->is_dir ? ensure_listed(t, d, true, opts, err, errlen) : S3_ERR_NOT_FOUND;
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+static void fill_attr(const node *n, tree_attr *out)
+{
+    out->ino = n->ino;
+    out->is_dir = n->is_dir;
+    out->in_delta_log = n->in_delta_log;
+    out->size = n->size;
+    out->mtime = n->mtime;
+    snprintf(out->etag, sizeof out->etag, "%s", n->etag);
+}
+
+static int dirent_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, ((const tree_dirent *)elem)->name);
+}
+
+s3_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out)
+{
+    pthread_mutex_lock(&t->lock);
+    node *d = get_node(t, dir_ino);
+    s3_status st = S3_ERR_NOT_FOUND;
+    if (d && d->is_dir) {
+        st = ensure_listed(t, d, false, NULL, NULL, 0);
+        if (st == S3_OK) {
+            tree_dirent *e = bsearch(name, d->children, d->n_children, sizeof *d->children, dirent_cmp);
+            node *c = e ? get_node(t, e->ino) : NULL;
+            if (c)
+                fill_attr(c, out);
+            else
+                st = S3_ERR_NOT_FOUND;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+s3_status tree_getattr(tree *t, uint64_t ino, tree_attr *out)
+{
+    pthread_mutex_lock(&t->lock);
+    node *n = get_node(t, ino);
+    if (n)
+        fill_attr(n, out);
+    pthread_mutex_unlock(&t->lock);
+    return n ? S3_OK : S3_ERR_NOT_FOUND;
+}
+
+s3_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out)
+{
+    out->entries = NULL;
+    out->n = 0;
+    pthread_mutex_lock(&t->lock);
+    node *d = get_node(t, dir_ino);
+    s3_status st = d && d->is_dir ? ensure_listed(t, d, false, NULL, NULL, 0) : S3_ERR_NOT_FOUND;
+    if (st == S3_OK) {
+        out->entries = calloc(d->n_children ? d->n_children : 1, sizeof *out->entries);
+        if (!out->entries)
+            st = S3_ERR_NOMEM;
+        for (size_t i = 0; st == S3_OK && i < d->n_children; i++) {
+            out->entries[i] = d->children[i];
+            out->entries[i].name = strdup(d->children[i].name);
+            out->n = i + 1;
+            if (!out->entries[i].name)
+                st = S3_ERR_NOMEM;
+        }
+        if (st != S3_OK)
+            tree_dir_snapshot_free(out);
+    }
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+void tree_dir_snapshot_free(tree_dir_snapshot *s)
+{
+    free_children(s->entries, s->n);
+    s->entries = NULL;
+    s->n = 0;
+}
+
+uint64_t tree_parent(tree *t, uint64_t ino)
+{
+    pthread_mutex_lock(&t->lock);
+    node *n = get_node(t, ino);
+    uint64_t p = n ? n->parent : TREE_ROOT_INO;
+    pthread_mutex_unlock(&t->lock);
+    return p;
+}
+
+char *tree_key(tree *t, uint64_t ino)
+{
+    pthread_mutex_lock(&t->lock);
+    node *n = get_node(t, ino);
+    char *k = n ? strdup(n->key) : NULL;
+    pthread_mutex_unlock(&t->lock);
+    return k;
+}

@@ -1,0 +1,66 @@
+/* The namespace: S3 keys under the mount prefix seen as a tree of inodes.
+ *
+ * Directories are listed with ListObjectsV2 (delimiter '/') on first use and
+ * again after a TTL. A file inode names one version of an object (key + ETag):
+ * a new ETag gets a new inode, so the kernel can never mix cached pages of two
+ * versions. Nodes live until the tree is destroyed (memory grows with the
+ * number of distinct objects seen; each directory is capped at
+ * TREE_MAX_DIR_ENTRIES). One mutex guards all nodes; no I/O runs under it. */
+#ifndef SIEVE_TREE_H
+#define SIEVE_TREE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "s3_client.h"
+
+#define TREE_ROOT_INO 1u
+#define TREE_FIRST_INO 16u           /* inodes below are reserved for virtual files */
+#define TREE_MAX_DIR_ENTRIES 2000000u
+#define TREE_NAME_MAX 255u
+
+typedef struct {
+    uint64_t ino;
+    bool is_dir;
+    bool in_delta_log; /* lives under a _delta_log/ directory: short TTLs */
+    uint64_t size;
+    int64_t mtime;
+    char etag[S3_ETAG_MAX + 1]; /* empty for directories */
+} tree_attr;
+
+typedef struct {
+    char *name;
+    uint64_t ino;
+    bool is_dir;
+} tree_dirent;
+
+typedef struct {
+    tree_dirent *entries;
+    size_t n;
+} tree_dir_snapshot;
+
+typedef struct tree tree;
+
+/* prefix: "" or ending in '/'. */
+tree *tree_create(s3_client *client, const char *prefix, uint64_t dir_ttl_ms,
+                  uint64_t delta_log_ttl_ms);
+void tree_destroy(tree *t);
+
+/* Load (or refresh) a directory's listing now, with request options (e.g. fewer
+ * attempts at mount time; NULL = defaults). Returns S3_OK or the listing error
+ * (message in err). */
+s3_status tree_refresh_dir(tree *t, uint64_t dir_ino, const s3_request_opts *opts, char *err,
+                           size_t errlen);
+
+/* Child `name` of dir_ino: S3_OK and its attributes, S3_ERR_NOT_FOUND, or an error. */
+s3_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out);
+s3_status tree_getattr(tree *t, uint64_t ino, tree_attr *out);
+/* Snapshot of a directory's children (sorted by name); free with tree_dir_snapshot_free. */
+s3_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out);
+void tree_dir_snapshot_free(tree_dir_snapshot *s);
+/* Parent inode of a directory (root's parent is root). */
+uint64_t tree_parent(tree *t, uint64_t ino);
+/* Full S3 key (file) or prefix (directory) of ino, malloc'd; NULL if unknown. */
+char *tree_key(tree *t, uint64_t ino);
+
+#endif

@@ -1,0 +1,288 @@
+#define FUSE_USE_VERSION 314
+#include "fuse_adapter.h"
+
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include "log.h"
+
+typedef struct {
+    sv_fs *fs;
+    const sv_fuse_config *cfg;
+} adapter;
+
+static sv_fs *fs_of(fuse_req_t req)
+{
+    return ((adapter *)fuse_req_userdata(req))->fs;
+}
+
+static void to_stat(const sv_attr *a, struct stat *st)
+{
+    memset(st, 0, sizeof *st);
+    st->st_ino = a->ino;
+    st->st_mode = a->mode;
+    st->st_nlink = a->nlink;
+    st->st_size = (off_t)a->size;
+    st->st_blksize = 1 << 20;
+    st->st_blocks = (blkcnt_t)((a->size + 511) / 512);
+    st->st_uid = getuid();
+    st->st_gid = getgid();
+    st->st_mtim.tv_sec = a->mtime;
+    st->st_ctim.tv_sec = a->mtime;
+    st->st_atim.tv_sec = a->mtime;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+    adapter *ad = userdata;
+    conn->max_readahead = ad->cfg->max_readahead;
+    /* libfuse derives max_pages (and so the largest read) from max_write. */
+    conn->max_write = 1u << 20;
+    conn->want |= FUSE_CAP_ASYNC_READ;
+    /* Inodes are immutable object versions: never drop their pages on mtime checks. */
+    conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    sv_attr a;
+    int r = sv_fs_lookup(fs_of(req), parent, name, &a);
+    if (r < 0) {
+        fuse_reply_err(req, -r);
+        return;
+    }
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.ino = a.ino;
+    e.generation = 1;
+    e.attr_timeout = a.timeout;
+    e.entry_timeout = a.timeout;
+    to_stat(&a, &e.attr);
+    fuse_reply_entry(req, &e);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    (void)ino;
+    (void)nlookup;
+    fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    sv_attr a;
+    int r = sv_fs_getattr(fs_of(req), ino, &a);
+    if (r < 0) {
+        fuse_reply_err(req, -r);
+        return;
+    }
+    struct stat st;
+    to_stat(&a, &st);
+    fuse_reply_attr(req, &st, a.timeout);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    sv_dir *d;
+    int r = sv_fs_opendir(fs_of(req), ino, &d);
+    if (r < 0) {
+        fuse_reply_err(req, -r);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)d;
+    fi->cache_readdir = 0;
+    if (fuse_reply_open(req, fi) == -ENOENT)
+        sv_fs_releasedir(d); /* the opener was interrupted */
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                       struct fuse_file_info *fi)
+{
+    (void)ino;
+    sv_dir *d = (sv_dir *)(uintptr_t)fi->fh;
+    char *buf = malloc(size);
+    if (!buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    size_t used = 0;
+    for (size_t i = (size_t)off; i < d->n; i++) {
+        struct stat st;
+        memset(&st, 0, sizeof st);
+        st.st_ino = d->entries[i].ino;
+        st.st_mode = d->entries[i].mode;
+        size_t need = fuse_add_direntry(req, buf + used, size - used, d->entries[i].name, &st,
+                                        (off_t)(i + 1));
+        if (need > size - used)
+            break;
+        used += need;
+    }
+    fuse_reply_buf(req, buf, used);
+    free(buf);
+}
+
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    sv_fs_releasedir((sv_dir *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    sv_file *f;
+    sv_open_flags of;
+    int r = sv_fs_open(fs_of(req), ino, fi->flags, &f, &of);
+    if (r < 0) {
+        fuse_reply_err(req, -r);
+        return;
+    }
+    fi->fh = (uint64_t)(uintptr_t)f;
+    fi->keep_cache = of.keep_cache;
+    fi->direct_io = of.direct_io;
+    fi->noflush = 1;
+    if (fuse_reply_open(req, fi) == -ENOENT)
+        sv_fs_release(fs_of(req), f);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    (void)ino;
+    if (off < 0) {
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
+    /* Reply straight from the pinned cache blocks: no intermediate copy. */
+    struct iovec iov[SV_READ_MAX_IOV];
+    size_t niov = 0;
+    sv_read_pins pins;
+    sv_fs *fs = fs_of(req);
+    ssize_t n = sv_fs_read_pinned(fs, (sv_file *)(uintptr_t)fi->fh, (uint64_t)off, size, iov,
+                                  SV_READ_MAX_IOV, &niov, &pins);
+    if (n < 0) {
+        fuse_reply_err(req, (int)-n);
+        return;
+    }
+    if (niov == 0)
+        fuse_reply_buf(req, NULL, 0);
+    else
+        fuse_reply_iov(req, iov, (int)niov);
+    sv_fs_read_release(fs, &pins);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    sv_fs_release(fs_of(req), (sv_file *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, 0);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    (void)ino;
+    struct statvfs sv;
+    memset(&sv, 0, sizeof sv);
+    sv.f_bsize = 4096;
+    sv.f_frsize = 4096;
+    sv.f_namemax = 255;
+    sv.f_flag = ST_RDONLY;
+    fuse_reply_statfs(req, &sv);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+    char *buf = size ? malloc(size) : NULL;
+    if (size && !buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    ssize_t n = sv_fs_getxattr(fs_of(req), ino, name, buf, size);
+    if (n < 0)
+        fuse_reply_err(req, (int)-n);
+    else if (size == 0)
+        fuse_reply_xattr(req, (size_t)n);
+    else
+        fuse_reply_buf(req, buf, (size_t)n);
+    free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+    char *buf = size ? malloc(size) : NULL;
+    if (size && !buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    ssize_t n = sv_fs_listxattr(fs_of(req), ino, buf, size);
+    if (n < 0)
+        fuse_reply_err(req, (int)-n);
+    else if (size == 0)
+        fuse_reply_xattr(req, (size_t)n);
+    else
+        fuse_reply_buf(req, buf, (size_t)n);
+    free(buf);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+    .init = op_init,
+    .lookup = op_lookup,
+    .forget = op_forget,
+    .getattr = op_getattr,
+    .opendir = op_opendir,
+    .readdir = op_readdir,
+    .releasedir = op_releasedir,
+    .open = op_open,
+    .read = op_read,
+    .release = op_release,
+    .statfs = op_statfs,
+    .getxattr = op_getxattr,
+    .listxattr = op_listxattr,
+};
+
+int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen)
+{
+    adapter ad = {fs, cfg};
+    char opts[4096];
+    snprintf(opts, sizeof opts, "ro,default_permissions,fsname=%s,subtype=sievefs%s%s",
+             cfg->fsname, cfg->extra_opts ? "," : "", cfg->extra_opts ? cfg->extra_opts : "");
+    char *argv[] = {"sievefs", "-o", opts, cfg->debug ? "-d" : NULL, NULL};
+    struct fuse_args args = FUSE_ARGS_INIT(cfg->debug ? 4 : 3, argv);
+    struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &ad);
+    fuse_opt_free_args(&args);
+    if (!se) {
+        snprintf(err, errlen, "cannot create the FUSE session (bad -o options '%s'?)",
+                 cfg->extra_opts ? cfg->extra_opts : "");
+        return -1;
+    }
+    if (fuse_set_signal_handlers(se) != 0) {
+        fuse_session_destroy(se);
+        snprintf(err, errlen, "cannot install signal handlers");
+        return -1;
+    }
+    if (fuse_session_mount(se, cfg->mountpoint) != 0) {
+        fuse_remove_signal_handlers(se);
+        fuse_session_destroy(se);
+        snprintf(err, errlen, "cannot mount on %s (see messages above)", cfg->mountpoint);
+        return -1;
+    }
+    log_info("mounted on %s", cfg->mountpoint);
+    if (cfg->on_mounted)
+        cfg->on_mounted(cfg->ud);
+    struct fuse_loop_config *lc = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_max_threads(lc, cfg->max_threads ? cfg->max_threads : 16);
+    fuse_loop_cfg_set_clone_fd(lc, 0);
+    int rc = fuse_session_loop_mt(se, lc);
+    fuse_loop_cfg_destroy(lc);
+    fuse_session_unmount(se);
+    fuse_remove_signal_handlers(se);
+    fuse_session_destroy(se);
+    log_info("unmounted %s", cfg->mountpoint);
+    return rc < 0 ? -1 : 0;
+}

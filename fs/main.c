@@ -1,0 +1,497 @@
+/* sievefs command line: `sievefs mount`, --help, --version. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "aws_config.h"
+#include "fs.h"
+#include "fuse_adapter.h"
+#include "log.h"
+#include "s3_client.h"
+
+static const char usage_top[] =
+    "usage: sievefs COMMAND [ARGS]\n"
+    "\n"
+    "Mount a Delta Lake table (or any prefix) stored in S3 as a read-only local\n"
+    "filesystem.\n"
+    "\n"
+    "commands:\n"
+    "  mount s3://BUCKET[/PREFIX] MOUNTPOINT [OPTIONS]   mount (see `sievefs mount --help`)\n"
+    "\n"
+    "options:\n"
+    "  -h, --help       show this help\n"
+    "  -V, --version    show the version\n"
+    "\n"
+    "Unmount with `fusermount3 -u MOUNTPOINT`.\n";
+
+static const char usage_mount[] =
+    "usage: sievefs mount s3://BUCKET[/PREFIX] MOUNTPOINT [OPTIONS]\n"
+    "\n"
+    "Mounts the objects under s3://BUCKET/PREFIX read-only on MOUNTPOINT. Returns\n"
+    "once the mount answers, leaving the daemon in the background (logging to\n"
+    "syslog); with -f it stays in the foreground and logs to stderr. SIGTERM or\n"
+    "`fusermount3 -u MOUNTPOINT` unmounts.\n"
+    "\n"
+    "options:\n"
+    "  --endpoint URL        S3 endpoint (default: AWS_ENDPOINT_URL, else AWS S3 for\n"
+    "                        the region); custom endpoints use path-style addressing\n"
+    "  --region R            region for signing (default: AWS_REGION,\n"
+    "                        AWS_DEFAULT_REGION, the profile's region, us-east-1)\n"
+    "  --profile NAME        profile in ~/.aws/credentials and ~/.aws/config\n"
+    "                        (default: AWS_PROFILE, else \"default\")\n"
+    "  --no-sign-request     anonymous requests, no credentials\n"
+    "  --force-path-style    path-style addressing on AWS too\n"
+    "  --cache-size BYTES    in-memory block cache limit, with optional K/M/G suffix\n"
+    "                        (default 512M, minimum 16M)\n"
+    "  --log-level LEVEL     error, warn, info, debug or trace (default warn)\n"
+    "  --max-connections N   concurrent S3 requests (default 32)\n"
+    "  --stall-timeout MS    retry a request on a new connection when no response\n"
+    "                        arrives within MS milliseconds (default 10000)\n"
+    "  --dir-ttl SECONDS     how long a directory listing is reused (default 60;\n"
+    "                        _delta_log/ directories: 1)\n"
+    "  -f, --foreground      stay in the foreground, log to stderr\n"
+    "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
+    "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "Credentials, in order: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /\n"
+    "AWS_SESSION_TOKEN; then the profile in ~/.aws/credentials and ~/.aws/config\n"
+    "(AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE). https endpoints verify\n"
+    "certificates, with AWS_CA_BUNDLE when set.\n"
+    "\n"
+    "MOUNTPOINT/.sieve/stats (hidden from listings) shows read and S3 counters.\n";
+
+typedef struct {
+    const char *source;
+    const char *mountpoint;
+    const char *endpoint;
+    const char *region;
+    const char *profile;
+    bool no_sign;
+    bool path_style;
+    uint64_t cache_size;
+    int log_level;
+    unsigned max_connections;
+    unsigned stall_ms;
+    uint64_t dir_ttl_s;
+    bool foreground;
+    bool debug_fuse;
+    const char *fuse_opts;
+} mount_opts;
+
+/* Errors before and during start-up are one line on stderr (or, in the
+ * daemon child, one line down the pipe to the waiting parent). */
+static int ready_fd = -1;
+
+static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void fail(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    for (char *p = msg; *p; p++)
+        if (*p == '\n')
+            *p = ' ';
+    if (ready_fd >= 0) {
+        dprintf(ready_fd, "ERR %s\n", msg);
+        close(ready_fd);
+    } else {
+        fprintf(stderr, "sievefs: error: %s\n", msg);
+    }
+    exit(1);
+}
+
+static bool parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return false;
+    uint64_t mult = 1;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': mult = 1ull << 10; end++; break;
+    case 'm': case 'M': mult = 1ull << 20; end++; break;
+    case 'g': case 'G': mult = 1ull << 30; end++; break;
+    default: return false;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+    if (*end || v > UINT64_MAX / mult)
+        return false;
+    *out = v * mult;
+    return true;
+}
+
+static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+/* Is path (already canonical) a mount point right now? */
+static bool is_mounted(const char *path)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    if (!f)
+        return false;
+    char line[8192];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        /* Fields: id parent major:minor root mountpoint ... (octal escapes for space etc.) */
+        char *save = NULL, *tok = strtok_r(line, " ", &save);
+        for (int i = 0; tok && i < 4; i++)
+            tok = strtok_r(NULL, " ", &save);
+        if (!tok)
+            continue;
+        char unescaped[PATH_MAX];
+        size_t o = 0;
+        for (const char *p = tok; *p && o + 1 < sizeof unescaped; p++) {
+            if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] && p[3]) {
+                unescaped[o++] = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
+                p += 3;
+            } else {
+                unescaped[o++] = *p;
+            }
+        }
+        unescaped[o] = 0;
+        found = strcmp(unescaped, path) == 0;
+    }
+    fclose(f);
+    return found;
+}
+
+static void parse_mount_args(int argc, char **argv, mount_opts *o)
+{
+    enum { OPT_ENDPOINT = 1000, OPT_REGION, OPT_PROFILE, OPT_NO_SIGN, OPT_PATH_STYLE, OPT_CACHE,
+           OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL };
+    static const struct option longopts[] = {
+        {"endpoint", required_argument, NULL, OPT_ENDPOINT},
+        {"region", required_argument, NULL, OPT_REGION},
+        {"profile", required_argument, NULL, OPT_PROFILE},
+        {"no-sign-request", no_argument, NULL, OPT_NO_SIGN},
+        {"force-path-style", no_argument, NULL, OPT_PATH_STYLE},
+        {"cache-size", required_argument, NULL, OPT_CACHE},
+        {"log-level", required_argument, NULL, OPT_LOG},
+        {"max-connections", required_argument, NULL, OPT_MAXCONN},
+        {"stall-timeout", required_argument, NULL, OPT_STALL},
+        {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
+        {"foreground", no_argument, NULL, 'f'},
+        {"debug-fuse", no_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof *o);
+    o->cache_size = 512ull << 20;
+    o->log_level = SV_LOG_WARN;
+    o->max_connections = 32;
+    o->stall_ms = 10000;
+    o->dir_ttl_s = 60;
+    const char *positional[2] = {NULL, NULL};
+    int npos = 0;
+    optind = 1;
+    opterr = 0;
+    for (;;) {
+        int c = getopt_long(argc, argv, "+fdho:", longopts, NULL);
+        if (c == -1) {
+            if (optind >= argc)
+                break;
+            /* A positional argument: take it and keep parsing options after it. */
+            if (npos == 2)
+                fail("unexpected argument '%s' (see sievefs mount --help)", argv[optind]);
+            positional[npos++] = argv[optind++];
+            continue;
+        }
+        unsigned u;
+        switch (c) {
+        case OPT_ENDPOINT: o->endpoint = optarg; break;
+        case OPT_REGION: o->region = optarg; break;
+        case OPT_PROFILE: o->profile = optarg; break;
+        case OPT_NO_SIGN: o->no_sign = true; break;
+        case OPT_PATH_STYLE: o->path_style = true; break;
+        case OPT_CACHE:
+            if (!parse_size(optarg, &o->cache_size) || o->cache_size < (16ull << 20))
+                fail("--cache-size '%s': expected a size of at least 16M, like 512M or 2G", optarg);
+            break;
+        case OPT_LOG:
+            o->log_level = sv_log_parse_level(optarg);
+            if (o->log_level < 0)
+                fail("--log-level '%s': expected error, warn, info, debug or trace", optarg);
+            break;
+        case OPT_MAXCONN:
+            if (!parse_uint(optarg, 1, 1024, &u))
+                fail("--max-connections '%s': expected a number from 1 to 1024", optarg);
+            o->max_connections = u;
+            break;
+        case OPT_STALL:
+            if (!parse_uint(optarg, 100, 600000, &u))
+                fail("--stall-timeout '%s': expected milliseconds from 100 to 600000", optarg);
+            o->stall_ms = u;
+            break;
+        case OPT_DIRTTL:
+            if (!parse_uint(optarg, 0, 86400, &u))
+                fail("--dir-ttl '%s': expected seconds from 0 to 86400", optarg);
+            o->dir_ttl_s = u;
+            break;
+        case 'f': o->foreground = true; break;
+        case 'd': o->debug_fuse = o->foreground = true; break;
+        case 'o': o->fuse_opts = optarg; break;
+        case 'h': fputs(usage_mount, stdout); exit(0);
+        case '?':
+        default:
+            if (optopt && optopt < 256)
+                fail("unknown or incomplete option '-%c' (see sievefs mount --help)", optopt);
+            fail("unknown or incomplete option '%s' (see sievefs mount --help)", argv[optind - 1]);
+        }
+    }
+    if (npos < 2)
+        fail("mount needs s3://BUCKET[/PREFIX] and MOUNTPOINT (see sievefs mount --help)");
+    o->source = positional[0];
+    o->mountpoint = positional[1];
+}
+
+/* s3://bucket[/prefix] -> bucket and prefix ("" or ending in '/'). */
+static void parse_source(const char *src, char **bucket, char **prefix)
+{
+    if (strncmp(src, "s3://", 5) != 0)
+        fail("source '%s' must look like s3://BUCKET[/PREFIX]", src);
+    const char *b = src + 5;
+    const char *slash = strchr(b, '/');
+    size_t blen = slash ? (size_t)(slash - b) : strlen(b);
+    if (blen == 0 || blen > 255)
+        fail("source '%s' has no valid bucket name", src);
+    for (size_t i = 0; i < blen; i++) {
+        char ch = b[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_'))
+            fail("bucket name '%.*s' contains '%c'", (int)blen, b, ch);
+    }
+    *bucket = strndup(b, blen);
+    const char *p = slash ? slash + 1 : "";
+    while (*p == '/')
+        p++;
+    size_t plen = strlen(p);
+    if (plen > S3_KEY_MAX)
+        fail("prefix is longer than %u bytes", S3_KEY_MAX);
+    *prefix = malloc(plen + 2);
+    if (!*bucket || !*prefix)
+        fail("out of memory");
+    memcpy(*prefix, p, plen);
+    (*prefix)[plen] = 0;
+    if (plen && p[plen - 1] != '/') {
+        (*prefix)[plen] = '/';
+        (*prefix)[plen + 1] = 0;
+    }
+}
+
+static void on_mounted(void *ud)
+{
+    (void)ud;
+    if (ready_fd >= 0) {
+        dprintf(ready_fd, "OK\n");
+        close(ready_fd);
+        ready_fd = -1;
+        /* Detach from the terminal now that the parent has its answer. */
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, STDIN_FILENO);
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+            if (devnull > STDERR_FILENO)
+                close(devnull);
+        }
+    }
+}
+
+/* Parent side of the daemon start: wait for the child's verdict. */
+static int wait_for_daemon(int fd, pid_t child, const char *mountpoint)
+{
+    char buf[1200];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        if (len == sizeof buf - 1 || memchr(buf, '\n', len))
+            break;
+    }
+    buf[len] = 0;
+    close(fd);
+    char *nl = strchr(buf, '\n');
+    if (nl)
+        *nl = 0;
+    if (strcmp(buf, "OK") == 0) {
+        /* The mount is in place; make sure it answers before returning. */
+        struct stat st;
+        if (stat(mountpoint, &st) != 0) {
+            fprintf(stderr, "sievefs: error: mount on %s does not answer: %s\n", mountpoint,
+                    strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    if (strncmp(buf, "ERR ", 4) == 0)
+        fprintf(stderr, "sievefs: error: %s\n", buf + 4);
+    else
+        fprintf(stderr, "sievefs: error: the daemon exited during start-up (status %d)\n",
+                WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 1;
+}
+
+static int cmd_mount(int argc, char **argv)
+{
+    mount_opts o;
+    parse_mount_args(argc, argv, &o);
+    char *bucket, *prefix;
+    parse_source(o.source, &bucket, &prefix);
+
+    char mountpoint[PATH_MAX];
+    if (!realpath(o.mountpoint, mountpoint))
+        fail("mountpoint %s: %s", o.mountpoint, strerror(errno));
+    struct stat st;
+    if (stat(mountpoint, &st) != 0)
+        fail("mountpoint %s: %s", mountpoint, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        fail("mountpoint %s is not a directory", mountpoint);
+    if (is_mounted(mountpoint))
+        fail("mountpoint %s is busy: something is already mounted there", mountpoint);
+
+    if (!o.foreground) {
+        int p[2];
+        if (pipe(p) != 0)
+            fail("pipe: %s", strerror(errno));
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+            fail("fork: %s", strerror(errno));
+        if (pid > 0) {
+            close(p[1]);
+            return wait_for_daemon(p[0], pid, mountpoint);
+        }
+        close(p[0]);
+        ready_fd = p[1];
+        setsid();
+        signal(SIGPIPE, SIG_IGN);
+    }
+    sv_log_init((sv_log_level)o.log_level, !o.foreground);
+
+    aws_resolve_opts ro = {.profile = o.profile, .region = o.region, .no_sign_request = o.no_sign};
+    aws_credentials creds;
+    char err[512];
+    if (aws_resolve(&ro, &creds, err, sizeof err) != AWS_CONFIG_OK)
+        fail("%s", err);
+    const char *endpoint = o.endpoint ? o.endpoint : creds.endpoint_url;
+    const char *ca = getenv("AWS_CA_BUNDLE");
+    log_info("credentials from %s, region %s, endpoint %s", creds.source, creds.region,
+             endpoint ? endpoint : "(AWS)");
+
+    static sv_stats stats;
+    s3_client_config cc = {
+        .endpoint = endpoint,
+        .bucket = bucket,
+        .force_path_style = o.path_style,
+        .creds = &creds,
+        .ca_bundle = ca,
+        .max_connections = o.max_connections,
+        .connect_timeout_ms = 3000,
+        .stall_timeout_ms = o.stall_ms,
+        .retry = RETRY_POLICY_DEFAULT,
+        .stats = &stats,
+    };
+    s3_client *client;
+    if (s3_client_create(&cc, &client, err, sizeof err) != S3_OK)
+        fail("%s", err);
+
+    sv_fs_config fc;
+    sv_fs_config_defaults(&fc);
+    fc.prefix = prefix;
+    fc.cache_bytes = o.cache_size;
+    fc.dir_ttl_ms = o.dir_ttl_s * 1000;
+    sv_fs *fs = sv_fs_create(client, &stats, &fc);
+    if (!fs)
+        fail("out of memory creating the filesystem");
+
+    char where[600];
+    snprintf(where, sizeof where, "s3://%s/%s", bucket, prefix);
+    s3_status cst = sv_fs_check(fs, err, sizeof err);
+    if (cst != S3_OK) {
+        const char *ep = endpoint ? endpoint : "AWS S3";
+        switch (cst) {
+        case S3_ERR_NO_BUCKET: fail("bucket '%s' does not exist at %s (%s)", bucket, ep, err);
+        case S3_ERR_ACCESS: fail("access denied listing %s: check credentials and permissions (%s)", where, err);
+        case S3_ERR_NETWORK:
+        case S3_ERR_TIMEOUT: fail("cannot reach %s: %s", ep, err);
+        case S3_ERR_TLS: fail("TLS failure talking to %s: %s", ep, err);
+        default: fail("cannot list %s: %s", where, err);
+        }
+    }
+
+    char fsname[700];
+    snprintf(fsname, sizeof fsname, "sievefs#%s", where);
+    for (char *q = fsname; *q; q++)
+        if (*q == ',' || *q == ' ')
+            *q = '_'; /* the option parser splits on commas */
+    sv_fuse_config fuse_cfg = {
+        .mountpoint = mountpoint,
+        .fsname = fsname,
+        .extra_opts = o.fuse_opts,
+        .max_threads = 16,
+        .max_readahead = 1u << 20,
+        .debug = o.debug_fuse,
+        .on_mounted = on_mounted,
+    };
+    int rc = sv_fuse_serve(fs, &fuse_cfg, err, sizeof err);
+    if (rc != 0 && ready_fd >= 0)
+        fail("%s", err);
+    if (rc != 0)
+        log_error("%s", err);
+    sv_fs_destroy(fs);
+    s3_client_destroy(client);
+    aws_credentials_free(&creds);
+    free(bucket);
+    free(prefix);
+    return rc == 0 ? 0 : 1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_top, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_top, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("sievefs %s\n", SIEVE_VERSION);
+        return 0;
+    }
+    if (strcmp(cmd, "mount") == 0)
+        return cmd_mount(argc - 1, argv + 1);
+    fprintf(stderr, "sievefs: error: unknown command '%s' (see sievefs --help)\n", cmd);
+    return 2;
+}

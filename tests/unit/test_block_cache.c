@@ -1,0 +1,166 @@
+/* Block cache: pinning, waiting, failure, LRU eviction and the memory bound. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "block_cache.h"
+
+#define BS 4096u
+
+static cache_block *get(block_cache *bc, uint64_t obj, uint64_t idx, bool room, bool *created)
+{
+    return block_cache_acquire(bc, obj, idx, BS, room, created);
+}
+
+Test(block_cache, create_rejects_bad_sizes)
+{
+    cr_assert_null(block_cache_create(0, 1 << 20, NULL));
+    cr_assert_null(block_cache_create(BS, BS - 1, NULL));
+}
+
+Test(block_cache, miss_then_hit)
+{
+    sv_stats st = {0};
+    block_cache *bc = block_cache_create(BS, 8 * BS, &st);
+    bool created;
+    cache_block *b = get(bc, 1, 0, false, &created);
+    cr_assert(created);
+    cr_assert_eq(b->state, BLOCK_LOADING);
+    memset(b->data, 0xAB, BS);
+    block_cache_complete(bc, b, 0);
+    block_cache_release(bc, b);
+
+    cache_block *again = get(bc, 1, 0, false, &created);
+    cr_assert_not(created);
+    cr_assert_eq(again, b);
+    cr_assert_eq(block_cache_wait(bc, again), 0);
+    cr_assert_eq(again->data[BS - 1], 0xAB);
+    block_cache_release(bc, again);
+
+    /* A different object with the same index is a different block. */
+    cache_block *other = get(bc, 2, 0, false, &created);
+    cr_assert(created);
+    cr_assert_neq(other, b);
+    block_cache_complete(bc, other, 0);
+    block_cache_release(bc, other);
+    cr_assert_eq(block_cache_bytes(bc), 2 * BS);
+    block_cache_destroy(bc);
+}
+
+Test(block_cache, failed_block_is_dropped_and_refetched)
+{
+    block_cache *bc = block_cache_create(BS, 8 * BS, NULL);
+    bool created;
+    cache_block *b = get(bc, 1, 5, false, &created);
+    block_cache_complete(bc, b, EIO);
+    cr_assert_eq(block_cache_wait(bc, b), EIO);
+    block_cache_release(bc, b);
+    cr_assert_null(block_cache_lookup(bc, 1, 5));
+    cache_block *again = get(bc, 1, 5, false, &created);
+    cr_assert(created, "a failed block must be fetched again, not served");
+    block_cache_complete(bc, again, 0);
+    block_cache_release(bc, again);
+    block_cache_destroy(bc);
+}
+
+Test(block_cache, lru_eviction_keeps_the_bound)
+{
+    sv_stats st = {0};
+    block_cache *bc = block_cache_create(BS, 4 * BS, &st);
+    bool created;
+    for (uint64_t i = 0; i < 4; i++) {
+        cache_block *b = get(bc, 1, i, false, &created);
+        block_cache_complete(bc, b, 0);
+        block_cache_release(bc, b);
+    }
+    /* Touch block 0 so block 1 is the least recently used. */
+    cache_block *b0 = block_cache_lookup(bc, 1, 0);
+    cr_assert_not_null(b0);
+    block_cache_release(bc, b0);
+    for (uint64_t i = 4; i < 6; i++) {
+        cache_block *b = get(bc, 1, i, false, &created);
+        cr_assert(created);
+        block_cache_complete(bc, b, 0);
+        block_cache_release(bc, b);
+        cr_assert_leq(block_cache_bytes(bc), 4 * BS);
+    }
+    cr_assert_null(block_cache_lookup(bc, 1, 1), "LRU block 1 should be gone");
+    cr_assert_null(block_cache_lookup(bc, 1, 2), "block 2 should be gone next");
+    cache_block *still = block_cache_lookup(bc, 1, 0);
+    cr_assert_not_null(still, "recently used block 0 must survive");
+    block_cache_release(bc, still);
+    cr_assert_eq(STAT_GET(&st, cache_evictions), 2);
+    block_cache_destroy(bc);
+}
+
+Test(block_cache, pinned_blocks_are_never_evicted_and_prefetch_respects_limit)
+{
+    block_cache *bc = block_cache_create(BS, 2 * BS, NULL);
+    bool created;
+    cache_block *a = get(bc, 1, 0, false, &created);
+    cache_block *b = get(bc, 1, 1, false, &created);
+    block_cache_complete(bc, a, 0);
+    block_cache_complete(bc, b, 0);
+    /* Both pinned: prefetch gets nothing, demand may overshoot. */
+    cr_assert_null(get(bc, 1, 2, true, &created));
+    cr_assert_not(created);
+    cache_block *c = get(bc, 1, 2, false, &created);
+    cr_assert_not_null(c);
+    cr_assert(created);
+    memset(a->data, 1, BS);
+    cr_assert_eq(a->data[0], 1, "a pinned block keeps its memory");
+    block_cache_complete(bc, c, 0);
+    block_cache_release(bc, a);
+    block_cache_release(bc, b);
+    block_cache_release(bc, c);
+    cr_assert_leq(block_cache_bytes(bc), 2 * BS, "back under the limit once unpinned");
+    block_cache_destroy(bc);
+}
+
+typedef struct {
+    block_cache *bc;
+    cache_block *b;
+    int result;
+} waiter_arg;
+
+static void *waiter(void *p)
+{
+    waiter_arg *w = p;
+    w->result = block_cache_wait(w->bc, w->b);
+    return NULL;
+}
+
+Test(block_cache, waiters_wake_on_completion)
+{
+    block_cache *bc = block_cache_create(BS, 8 * BS, NULL);
+    bool created;
+    cache_block *b = get(bc, 9, 0, false, &created);
+    pthread_t th[4];
+    waiter_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        bool c2;
+        args[i] = (waiter_arg){bc, get(bc, 9, 0, false, &c2), -1};
+        cr_assert_not(c2);
+        pthread_create(&th[i], NULL, waiter, &args[i]);
+    }
+    usleep(10000);
+    block_cache_complete(bc, b, 0);
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        cr_assert_eq(args[i].result, 0);
+        block_cache_release(bc, args[i].b);
+    }
+    block_cache_release(bc, b);
+    block_cache_destroy(bc);
+}
+
+Test(block_cache, acquire_rejects_bad_length)
+{
+    block_cache *bc = block_cache_create(BS, 8 * BS, NULL);
+    bool created;
+    cr_assert_null(block_cache_acquire(bc, 1, 0, 0, false, &created));
+    cr_assert_null(block_cache_acquire(bc, 1, 0, BS + 1, false, &created));
+    block_cache_destroy(bc);
+}
