@@ -16,6 +16,7 @@
 #include "fs.h"
 #include "fuse_adapter.h"
 #include "log.h"
+#include "mountinfo.h"
 #include "s3_client.h"
 
 static const char usage_top[] =
@@ -144,38 +145,6 @@ static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
         return false;
     *out = (unsigned)v;
     return true;
-}
-
-/* Is path (already canonical) a mount point right now? */
-static bool is_mounted(const char *path)
-{
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    if (!f)
-        return false;
-    char line[8192];
-    bool found = false;
-    while (!found && fgets(line, sizeof line, f)) {
-        /* Fields: id parent major:minor root mountpoint ... (octal escapes for space etc.) */
-        char *save = NULL, *tok = strtok_r(line, " ", &save);
-        for (int i = 0; tok && i < 4; i++)
-            tok = strtok_r(NULL, " ", &save);
-        if (!tok)
-            continue;
-        char unescaped[PATH_MAX];
-        size_t o = 0;
-        for (const char *p = tok; *p && o + 1 < sizeof unescaped; p++) {
-            if (p[0] == '\\' && p[1] >= '0' && p[1] <= '7' && p[2] && p[3]) {
-                unescaped[o++] = (char)(((p[1] - '0') << 6) | ((p[2] - '0') << 3) | (p[3] - '0'));
-                p += 3;
-            } else {
-                unescaped[o++] = *p;
-            }
-        }
-        unescaped[o] = 0;
-        found = strcmp(unescaped, path) == 0;
-    }
-    fclose(f);
-    return found;
 }
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
@@ -375,7 +344,7 @@ static int cmd_mount(int argc, char **argv)
         fail("mountpoint %s: %s", mountpoint, strerror(errno));
     if (!S_ISDIR(st.st_mode))
         fail("mountpoint %s is not a directory", mountpoint);
-    if (is_mounted(mountpoint))
+    if (mountinfo_find(mountpoint, NULL, NULL))
         fail("mountpoint %s is busy: something is already mounted there", mountpoint);
 
     if (!o.foreground) {

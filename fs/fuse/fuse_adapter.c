@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "mountinfo.h"
 
 typedef struct {
     sv_fs *fs;
@@ -246,6 +247,26 @@ static const struct fuse_lowlevel_ops ops = {
     .listxattr = op_listxattr,
 };
 
+/* The kernel caps a FUSE mount's readahead at its default (128 KiB), which also
+ * caps buffered read requests at that size. Raise it through the mount's
+ * backing device in sysfs; this needs root and is skipped quietly otherwise. */
+static void set_kernel_readahead(const char *mountpoint, unsigned bytes)
+{
+    unsigned major, minor;
+    if (!bytes || !mountinfo_find(mountpoint, &major, &minor))
+        return;
+    char path[128];
+    snprintf(path, sizeof path, "/sys/class/bdi/%u:%u/read_ahead_kb", major, minor);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        log_debug("cannot raise readahead via %s: %s", path, strerror(errno));
+        return;
+    }
+    fprintf(f, "%u\n", bytes / 1024);
+    if (fclose(f) != 0)
+        log_debug("cannot raise readahead via %s: %s", path, strerror(errno));
+}
+
 int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen)
 {
     adapter ad = {fs, cfg};
@@ -273,6 +294,7 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen
         return -1;
     }
     log_info("mounted on %s", cfg->mountpoint);
+    set_kernel_readahead(cfg->mountpoint, cfg->max_readahead);
     if (cfg->on_mounted)
         cfg->on_mounted(cfg->ud);
     struct fuse_loop_config *lc = fuse_loop_cfg_create();
