@@ -19,7 +19,12 @@ typedef enum {
 } aws_config_err;
 
 /* One parsed INI file: sections of key = value pairs (keys lower-cased,
- * values trimmed; comment lines start with # or ;). */
+ * values trimmed; comment lines start with # or ;). Python configparser
+ * syntax as botocore reads it: "key: value" also works, there are no inline
+ * comments, indented lines continuing a value (the nested "s3 =" blocks) are
+ * skipped, a repeated key or section merges with the last value winning, and
+ * "[profile   NAME]" is stored as "profile NAME". text need not be
+ * NUL-terminated; NUL bytes are an error. */
 typedef struct aws_ini aws_ini;
 aws_config_err aws_ini_parse(const char *text, size_t len, const char *filename,
                              aws_ini **out, char *err, size_t errlen);
@@ -52,9 +57,12 @@ typedef struct {
  * the credentials file (AWS_SHARED_CREDENTIALS_FILE or ~/.aws/credentials, section
  * [NAME]), then the config file (AWS_CONFIG_FILE or ~/.aws/config, section
  * [profile NAME] or [default]). Region: opts.region, AWS_REGION,
- * AWS_DEFAULT_REGION, profile region, "us-east-1". Missing files are fine; a
- * named profile that exists in neither file is an error. Messages never
- * contain secret values. */
+ * AWS_DEFAULT_REGION, profile region, "us-east-1". Endpoint: AWS_ENDPOINT_URL_S3,
+ * AWS_ENDPOINT_URL, profile endpoint_url. For profile keys present in both
+ * files the credentials file wins (as botocore merges them). Empty variables
+ * count as unset. Missing files are fine; a named profile (--profile or
+ * AWS_PROFILE) that exists in neither file is an error, and so is a key id
+ * without its secret. Messages never contain secret values. */
 aws_config_err aws_resolve(const aws_resolve_opts *opts, aws_credentials *out,
                            char *err, size_t errlen);
 void aws_credentials_free(aws_credentials *c);

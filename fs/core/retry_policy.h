@@ -41,7 +41,9 @@ retry_decision retry_classify(const retry_policy *p, uint32_t attempt,
 
 /* Full-jitter backoff before the retry that follows attempt `attempt`:
  * a uniform value in [0, min(cap, base * 2^(attempt-1))] milliseconds, drawn
- * from *rng_state (xorshift; any non-zero seed). */
+ * from *rng_state (xorshift; any non-zero seed, a zero state is reseeded).
+ * A NULL rng_state returns the ceiling. A NULL policy means
+ * RETRY_POLICY_DEFAULT in both functions. */
 uint32_t retry_backoff_ms(const retry_policy *p, uint32_t attempt, uint64_t *rng_state);
 
 #endif

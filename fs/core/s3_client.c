@@ -918,7 +918,9 @@ s3_status s3_list_page(s3_client *c, const char *prefix, const char *delimiter, 
                 len += (size_t)snprintf(r->url + len, n - len, "continuation-token=%s&", enc_token);
             if (enc_delim)
                 len += (size_t)snprintf(r->url + len, n - len, "delimiter=%s&", enc_delim);
-            snprintf(r->url + len, n - len, "list-type=2&max-keys=1000&prefix=%s", enc_prefix);
+            /* encoding-type=url: keys with characters XML 1.0 cannot carry still list. */
+            snprintf(r->url + len, n - len, "encoding-type=url&list-type=2&max-keys=1000&prefix=%s",
+                     enc_prefix);
         }
         ok = r->url != NULL;
     }
