@@ -329,11 +329,14 @@ static int wait_for_daemon(int fd, pid_t child, const char *mountpoint)
     return 1;
 }
 
+/* Kept in static storage so that they stay reachable (not leaked) on every
+ * exit path, including fail(). */
+static char *bucket, *prefix;
+
 static int cmd_mount(int argc, char **argv)
 {
     mount_opts o;
     parse_mount_args(argc, argv, &o);
-    char *bucket, *prefix;
     parse_source(o.source, &bucket, &prefix);
 
     char mountpoint[PATH_MAX];
@@ -357,7 +360,10 @@ static int cmd_mount(int argc, char **argv)
             fail("fork: %s", strerror(errno));
         if (pid > 0) {
             close(p[1]);
-            return wait_for_daemon(p[0], pid, mountpoint);
+            int rc = wait_for_daemon(p[0], pid, mountpoint);
+            free(bucket);
+            free(prefix);
+            return rc;
         }
         close(p[0]);
         ready_fd = p[1];
@@ -427,7 +433,7 @@ static int cmd_mount(int argc, char **argv)
         .fsname = fsname,
         .extra_opts = o.fuse_opts,
         .max_threads = 16,
-        .max_readahead = 1u << 20,
+        .max_readahead = 256u << 10,
         .debug = o.debug_fuse,
         .on_mounted = on_mounted,
     };

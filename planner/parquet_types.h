@@ -45,6 +45,7 @@ typedef enum {
     PQ_REQUIRED = 0,
     PQ_OPTIONAL = 1,
     PQ_REPEATED = 2,
+    PQ_VECTOR = 3, /* fixed-size vector group (parquet-format LogicalTypes.md) */
 } pq_repetition;
 
 typedef enum {

@@ -13,7 +13,7 @@
 #include "log.h"
 #include "tree.h"
 
-#define MAX_RUN_BLOCKS 64 /* blocks per ranged GET; also bounded by max_request */
+#define MAX_RUN_BLOCKS 128 /* blocks per ranged GET; also bounded by max_request */
 
 struct sv_fs {
     s3_client *client;
@@ -48,9 +48,10 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->prefix = "";
     cfg->cache_bytes = 512ull << 20;
-    cfg->block_size = 256u << 10;
+    cfg->block_size = 64u << 10;
     cfg->max_request = 8ull << 20;
     cfg->max_window = 64ull << 20;
+    cfg->min_streak = 4ull << 20;
     cfg->tail_bytes = 64u << 10;
     cfg->dir_ttl_ms = 60000;
     cfg->delta_log_ttl_ms = 1000;
@@ -375,7 +376,8 @@ static void maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
         window = fs->cfg.max_window;
     /* Top the window up only once half of it is used, so GETs stay large. */
     uint64_t ahead = f->prefetched_to > f->seq_next ? f->prefetched_to - f->seq_next : 0;
-    if (sequential && window >= fs->cfg.block_size && ahead <= window / 2) {
+    if (sequential && f->streak_bytes >= fs->cfg.min_streak && window >= fs->cfg.block_size &&
+        ahead <= window / 2) {
         from = f->seq_next > f->prefetched_to ? f->seq_next : f->prefetched_to;
         to = f->seq_next + window;
         if (to > f->size)
@@ -452,11 +454,18 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
     *niov = 0;
     pins->blocks = NULL;
     pins->n = 0;
+    pins->owned = NULL;
     if (f->is_virtual) {
         if (off >= f->virt_len || size == 0 || maxiov == 0)
             return 0;
         size_t n = f->virt_len - (size_t)off < size ? f->virt_len - (size_t)off : size;
-        iov[0].iov_base = f->virt + off;
+        /* A private copy: the handle (and its snapshot) may be released while
+         * the reply is still being written. */
+        pins->owned = malloc(n);
+        if (!pins->owned)
+            return -ENOMEM;
+        memcpy(pins->owned, f->virt + off, n);
+        iov[0].iov_base = pins->owned;
         iov[0].iov_len = n;
         *niov = 1;
         return (ssize_t)n;
@@ -546,6 +555,8 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
 
 void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
 {
+    free(pins->owned);
+    pins->owned = NULL;
     for (size_t i = 0; i < pins->n; i++)
         block_cache_release(fs->cache, pins->blocks[i]);
     free(pins->blocks);

@@ -27,6 +27,7 @@ typedef struct {
     uint32_t block_size;       /* cache block, bytes */
     uint64_t max_request;      /* largest single ranged GET */
     uint64_t max_window;       /* largest sequential prefetch window */
+    uint64_t min_streak;       /* sequential bytes read before prefetch starts */
     uint64_t tail_bytes;       /* fetched from the end of a file at open (footer) */
     uint64_t dir_ttl_ms;       /* listing cache TTL */
     uint64_t delta_log_ttl_ms; /* same under _delta_log/ */
@@ -90,6 +91,7 @@ ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf);
 typedef struct {
     struct cache_block **blocks;
     size_t n;
+    void *owned; /* a private copy (virtual files), freed on release */
 } sv_read_pins;
 ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
                           size_t maxiov, size_t *niov, sv_read_pins *pins);

@@ -17,6 +17,7 @@ SIEVE_E2E_MOUNT_TIMEOUT (seconds to wait for a mount, default 30).
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import json
 import mmap
@@ -55,17 +56,26 @@ def pytest_configure(config):
 
 # -- session-wide --------------------------------------------------------------
 @pytest.fixture(scope="session", autouse=True)
-def _stale_mount_cleanup():
-    """Lazily unmount FUSE mounts left under pytest's temp root by an earlier,
-    killed run, before and after the session."""
-    def sweep():
-        root = f"/tmp/pytest-of-{os.environ.get('USER', 'root')}"
-        for mp, fstype, _, _ in s3env.mountinfo():
-            if fstype.startswith("fuse") and mp.startswith(("/tmp/pytest-of-", root)):
-                subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
-    sweep()
+def _stale_mount_cleanup(tmp_path_factory):
+    """Before the session: lazily unmount *dead* FUSE mounts (daemon gone,
+    ENOTCONN) that an earlier, killed run left in a temp dir. Live mounts are
+    left alone: they may belong to another test session running right now.
+    After the session: anything still mounted under this session's basetemp."""
+    def dead(mp):
+        try:
+            os.stat(mp)
+            return False
+        except OSError as e:
+            return e.errno == errno.ENOTCONN
+
+    for mp, fstype, _, _ in s3env.mountinfo():
+        if fstype.startswith("fuse") and mp.startswith("/tmp/") and dead(mp):
+            subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
     yield
-    sweep()
+    base = str(tmp_path_factory.getbasetemp())
+    for mp, fstype, _, _ in s3env.mountinfo():
+        if mp.startswith(base + "/"):
+            subprocess.run(["fusermount3", "-uz", mp], capture_output=True)
 
 
 @pytest.fixture(scope="session")
@@ -351,7 +361,8 @@ def mount(request, sievefs_bin, moto, tmp_path, home):
         if foreground:
             with open(stderr_path, "wb") as errf:
                 m.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf,
-                                          env=e, start_new_session=True)
+                                          env=e, start_new_session=True,
+                                          preexec_fn=s3env.die_with_parent)
             try:
                 wait_mounted(mp, m.proc, MOUNT_TIMEOUT)
             except (RuntimeError, TimeoutError) as ex:
@@ -367,8 +378,10 @@ def mount(request, sievefs_bin, moto, tmp_path, home):
             m.cli_stderr = p.stderr
             stderr_path.write_text(p.stdout + p.stderr)
             if p.returncode != 0:
+                san = "\n".join(sanitizer_reports(san_dir))
                 pytest.fail(f"background mount exited {p.returncode}\n$ {' '.join(argv)}\n"
-                            f"stderr: {p.stderr}", pytrace=False)
+                            f"stderr: {p.stderr}" + (f"\nsanitizer logs:\n{san}" if san else ""),
+                            pytrace=False)
             # The contract: without -f the command returns only once the mount answers.
             if not mounts_at(mp):
                 pytest.fail(f"`sievefs mount` exited 0 but {mp} is not a mount point yet", pytrace=False)

@@ -29,6 +29,14 @@ REGION = "us-east-1"
 AWS_ENV_PREFIXES = ("AWS_",)
 
 
+def die_with_parent():
+    """preexec_fn: the child gets SIGTERM when the process that started it
+    dies (even by SIGKILL), so a killed pytest/demo/bench leaves no server or
+    foreground daemon behind. Linux prctl(PR_SET_PDEATHSIG)."""
+    import ctypes
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+
+
 def free_port() -> int:
     with contextlib.closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as s:
         s.bind(("127.0.0.1", 0))
@@ -97,7 +105,8 @@ class MotoServer:
         self._log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL
         self.proc = subprocess.Popen(
             [self.python, str(HERE / "moto_launch.py"), "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=self._log, stderr=self._log, env=env, start_new_session=True)
+            stdout=self._log, stderr=self._log, env=env, start_new_session=True,
+            preexec_fn=die_with_parent)
         self._wait_ready(timeout)
         if self.auth:
             self.creds = self._bootstrap_auth()

@@ -1,0 +1,144 @@
+/* Fuzz FileMetaData decoding two ways: the input as a bare FileMetaData, and
+ * the input as a whole Parquet file (footer located from its tail, then page
+ * maps, page indexes and eligibility for every column chunk). */
+#include "page_map.h"
+#include "parquet_meta.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void check(bool ok)
+{
+    if (!ok)
+        abort();
+}
+
+static void check_meta(const pq_file_meta *m)
+{
+    check(m->n_schema >= 1 && m->n_schema <= PQ_MAX_SCHEMA_ELEMENTS);
+    check(m->n_leaves < m->n_schema);
+    check(m->n_row_groups <= PQ_MAX_ROW_GROUPS);
+    int64_t rows = 0;
+    for (uint32_t i = 0; i < m->n_leaves; i++) {
+        const pq_leaf *L = &m->leaves[i];
+        check(L->path != NULL && L->schema_index < m->n_schema);
+        check(L->max_rep <= L->max_def && L->max_def <= PQ_MAX_SCHEMA_DEPTH);
+        check(L->type >= PQ_BOOLEAN && L->type <= PQ_FIXED_LEN_BYTE_ARRAY);
+        const pq_leaf *found = pq_file_meta_find_leaf(m, L->path);
+        check(found != NULL && strcmp(found->path, L->path) == 0);
+    }
+    for (uint32_t g = 0; g < m->n_row_groups; g++) {
+        const pq_row_group *rg = &m->row_groups[g];
+        check(rg->n_columns == m->n_leaves);
+        check(rg->num_rows >= 0);
+        rows += rg->num_rows;
+        for (uint32_t c = 0; c < rg->n_columns; c++) {
+            const pq_column_chunk *cc = &rg->columns[c];
+            check(cc->type == m->leaves[c].type);
+            check(cc->num_values >= 0 && cc->total_compressed_size >= 0);
+        }
+    }
+    check(rows == m->num_rows);
+}
+
+static void check_map(const pq_page_map *pm)
+{
+    uint64_t at = pm->chunk_offset;
+    uint32_t data = 0;
+    for (uint32_t i = 0; i < pm->n_pages; i++) {
+        const pq_page *p = &pm->pages[i];
+        check(p->offset == at);
+        check(p->total_size > 0);
+        at += p->total_size;
+        if (p->is_data)
+            data++;
+        check((int)p->elig >= PQ_ELIG_OK && (int)p->elig <= PQ_ELIG_CRC);
+        check(strcmp(pq_elig_reason(p->elig), "unknown") != 0);
+        if (p->elig == PQ_ELIG_OK)
+            check(p->is_data && p->has_header && pm->has_offset_index && pm->max_rep == 0 &&
+                  pm->max_def <= 1);
+    }
+    check(at == pm->chunk_offset + pm->chunk_len);
+    check(data == pm->n_data_pages);
+}
+
+static void walk_file(const uint8_t *data, size_t size, const pq_file_meta *m)
+{
+    check(m->footer_offset + m->footer_len + 8 == size);
+    for (uint32_t g = 0; g < m->n_row_groups; g++)
+        for (uint32_t c = 0; c < m->n_leaves; c++) {
+            const pq_column_ctx ctx = pq_column_ctx_of(m, g, c);
+            const pq_column_chunk *cc = ctx.chunk;
+            if (cc->file_path.ptr)
+                continue;
+            uint64_t off, len;
+            check(pq_column_chunk_range(cc, &off, &len));
+            check(off >= 4 && off + len <= m->footer_offset);
+            pq_offset_index oi;
+            bool has_oi = false;
+            tc_error err;
+            if (cc->has_offset_index) {
+                check(cc->offset_index_offset >= 4 &&
+                      (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length <=
+                          m->footer_offset);
+                has_oi = pq_offset_index_parse(data + cc->offset_index_offset,
+                                               (size_t)cc->offset_index_length, &oi,
+                                               &err) == TC_OK;
+            }
+            if (cc->has_column_index) {
+                pq_column_index ci;
+                if (pq_column_index_parse(data + cc->column_index_offset,
+                                          (size_t)cc->column_index_length, &ci, &err) == TC_OK)
+                    pq_column_index_free(&ci);
+            }
+            pq_page_map pm;
+            pq_mismatch mm;
+            if (pq_page_map_build(&ctx, has_oi ? &oi : NULL, data + off, (size_t)len, &pm, &mm,
+                                  &err) == TC_OK) {
+                check_map(&pm);
+                pq_page_map_free(&pm);
+            } else {
+                check(err.msg[0] != '\0' && pm.pages == NULL);
+            }
+            if (has_oi) {
+                /* OffsetIndex-only map, then every header fed in. */
+                if (pq_page_map_from_offset_index(&ctx, &oi, &pm, &err) == TC_OK) {
+                    check_map(&pm);
+                    for (uint32_t i = 0; i < pm.n_pages; i++)
+                        pq_page_map_set_header(&pm, i, data + pm.pages[i].offset,
+                                               size - pm.pages[i].offset, &err);
+                    check_map(&pm);
+                    pq_page_map_free(&pm);
+                }
+                pq_offset_index_free(&oi);
+            }
+        }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    pq_file_meta *m = NULL;
+    tc_error err;
+    if (pq_file_meta_parse(data, size, 0, &m, &err) == TC_OK) {
+        check_meta(m);
+        pq_file_meta_free(m);
+    } else {
+        check(m == NULL && err.msg[0] != '\0' && err.offset <= size);
+    }
+
+    uint64_t need = 0;
+    m = NULL;
+    const tc_status s = pq_file_meta_from_tail(data, size, size, &m, &need, &err);
+    if (s == TC_OK) {
+        check_meta(m);
+        walk_file(data, size, m);
+        pq_file_meta_free(m);
+    } else {
+        check(m == NULL && err.msg[0] != '\0');
+        if (s == TC_E_NEED_MORE)
+            check(need > size);
+    }
+    return 0;
+}
