@@ -1,4 +1,4 @@
-/* sievefs command line: `sievefs mount`, --help, --version. */
+/* sievefs command line: `sievefs mount`, `sievefs inspect`, --help, --version. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "aws_config.h"
+#include "cli_common.h"
+#include "cli_inspect.h"
 #include "fs.h"
 #include "fuse_adapter.h"
 #include "log.h"
@@ -27,6 +29,9 @@ static const char usage_top[] =
     "\n"
     "commands:\n"
     "  mount s3://BUCKET[/PREFIX] MOUNTPOINT [OPTIONS]   mount (see `sievefs mount --help`)\n"
+    "  inspect FILE|s3://BUCKET/KEY [OPTIONS]           show a Parquet file's layout and\n"
+    "                                                   partial-read eligibility (see\n"
+    "                                                   `sievefs inspect --help`)\n"
     "\n"
     "options:\n"
     "  -h, --help       show this help\n"
@@ -43,14 +48,7 @@ static const char usage_mount[] =
     "`fusermount3 -u MOUNTPOINT` unmounts.\n"
     "\n"
     "options:\n"
-    "  --endpoint URL        S3 endpoint (default: AWS_ENDPOINT_URL, else AWS S3 for\n"
-    "                        the region); custom endpoints use path-style addressing\n"
-    "  --region R            region for signing (default: AWS_REGION,\n"
-    "                        AWS_DEFAULT_REGION, the profile's region, us-east-1)\n"
-    "  --profile NAME        profile in ~/.aws/credentials and ~/.aws/config\n"
-    "                        (default: AWS_PROFILE, else \"default\")\n"
-    "  --no-sign-request     anonymous requests, no credentials\n"
-    "  --force-path-style    path-style addressing on AWS too\n"
+    CLI_S3_OPTIONS_HELP
     "  --cache-size BYTES    in-memory block cache limit, with optional K/M/G suffix\n"
     "                        (default 512M, minimum 16M)\n"
     "  --log-level LEVEL     error, warn, info, debug or trace (default warn)\n"
@@ -64,21 +62,14 @@ static const char usage_mount[] =
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
     "  -h, --help            show this help\n"
     "\n"
-    "Credentials, in order: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /\n"
-    "AWS_SESSION_TOKEN; then the profile in ~/.aws/credentials and ~/.aws/config\n"
-    "(AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE). https endpoints verify\n"
-    "certificates, with AWS_CA_BUNDLE when set.\n"
+    CLI_CREDENTIALS_HELP
     "\n"
     "MOUNTPOINT/.sieve/stats (hidden from listings) shows read and S3 counters.\n";
 
 typedef struct {
     const char *source;
     const char *mountpoint;
-    const char *endpoint;
-    const char *region;
-    const char *profile;
-    bool no_sign;
-    bool path_style;
+    cli_s3_opts s3;
     uint64_t cache_size;
     int log_level;
     unsigned max_connections;
@@ -113,50 +104,11 @@ static void fail(const char *fmt, ...)
     exit(1);
 }
 
-static bool parse_size(const char *s, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s || s[0] == '-')
-        return false;
-    uint64_t mult = 1;
-    switch (*end) {
-    case 0: break;
-    case 'k': case 'K': mult = 1ull << 10; end++; break;
-    case 'm': case 'M': mult = 1ull << 20; end++; break;
-    case 'g': case 'G': mult = 1ull << 30; end++; break;
-    default: return false;
-    }
-    if (*end == 'i' || *end == 'B')
-        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
-    if (*end || v > UINT64_MAX / mult)
-        return false;
-    *out = v * mult;
-    return true;
-}
-
-static bool parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_ENDPOINT = 1000, OPT_REGION, OPT_PROFILE, OPT_NO_SIGN, OPT_PATH_STYLE, OPT_CACHE,
-           OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL };
     static const struct option longopts[] = {
-        {"endpoint", required_argument, NULL, OPT_ENDPOINT},
-        {"region", required_argument, NULL, OPT_REGION},
-        {"profile", required_argument, NULL, OPT_PROFILE},
-        {"no-sign-request", no_argument, NULL, OPT_NO_SIGN},
-        {"force-path-style", no_argument, NULL, OPT_PATH_STYLE},
+        CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"max-connections", required_argument, NULL, OPT_MAXCONN},
@@ -189,14 +141,11 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             continue;
         }
         unsigned u;
+        if (cli_s3_option(&o->s3, c, optarg))
+            continue;
         switch (c) {
-        case OPT_ENDPOINT: o->endpoint = optarg; break;
-        case OPT_REGION: o->region = optarg; break;
-        case OPT_PROFILE: o->profile = optarg; break;
-        case OPT_NO_SIGN: o->no_sign = true; break;
-        case OPT_PATH_STYLE: o->path_style = true; break;
         case OPT_CACHE:
-            if (!parse_size(optarg, &o->cache_size) || o->cache_size < (16ull << 20))
+            if (!cli_parse_size(optarg, &o->cache_size) || o->cache_size < (16ull << 20))
                 fail("--cache-size '%s': expected a size of at least 16M, like 512M or 2G", optarg);
             break;
         case OPT_LOG:
@@ -205,17 +154,17 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
                 fail("--log-level '%s': expected error, warn, info, debug or trace", optarg);
             break;
         case OPT_MAXCONN:
-            if (!parse_uint(optarg, 1, 1024, &u))
+            if (!cli_parse_uint(optarg, 1, 1024, &u))
                 fail("--max-connections '%s': expected a number from 1 to 1024", optarg);
             o->max_connections = u;
             break;
         case OPT_STALL:
-            if (!parse_uint(optarg, 100, 600000, &u))
+            if (!cli_parse_uint(optarg, 100, 600000, &u))
                 fail("--stall-timeout '%s': expected milliseconds from 100 to 600000", optarg);
             o->stall_ms = u;
             break;
         case OPT_DIRTTL:
-            if (!parse_uint(optarg, 0, 86400, &u))
+            if (!cli_parse_uint(optarg, 0, 86400, &u))
                 fail("--dir-ttl '%s': expected seconds from 0 to 86400", optarg);
             o->dir_ttl_s = u;
             break;
@@ -239,28 +188,17 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
 /* s3://bucket[/prefix] -> bucket and prefix ("" or ending in '/'). */
 static void parse_source(const char *src, char **bucket, char **prefix)
 {
-    if (strncmp(src, "s3://", 5) != 0)
-        fail("source '%s' must look like s3://BUCKET[/PREFIX]", src);
-    const char *b = src + 5;
-    const char *slash = strchr(b, '/');
-    size_t blen = slash ? (size_t)(slash - b) : strlen(b);
-    if (blen == 0 || blen > 255)
-        fail("source '%s' has no valid bucket name", src);
-    for (size_t i = 0; i < blen; i++) {
-        char ch = b[i];
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
-              ch == '-' || ch == '.' || ch == '_'))
-            fail("bucket name '%.*s' contains '%c'", (int)blen, b, ch);
-    }
-    *bucket = strndup(b, blen);
-    const char *p = slash ? slash + 1 : "";
+    char err[512];
+    const char *p;
+    if (!cli_parse_s3_url(src, "s3://BUCKET[/PREFIX]", bucket, &p, err, sizeof err))
+        fail("%s", err);
     while (*p == '/')
         p++;
     size_t plen = strlen(p);
     if (plen > S3_KEY_MAX)
         fail("prefix is longer than %u bytes", S3_KEY_MAX);
     *prefix = malloc(plen + 2);
-    if (!*bucket || !*prefix)
+    if (!*prefix)
         fail("out of memory");
     memcpy(*prefix, p, plen);
     (*prefix)[plen] = 0;
@@ -372,31 +310,12 @@ static int cmd_mount(int argc, char **argv)
     }
     sv_log_init((sv_log_level)o.log_level, !o.foreground);
 
-    aws_resolve_opts ro = {.profile = o.profile, .region = o.region, .no_sign_request = o.no_sign};
-    aws_credentials creds;
-    char err[512];
-    if (aws_resolve(&ro, &creds, err, sizeof err) != AWS_CONFIG_OK)
-        fail("%s", err);
-    const char *endpoint = o.endpoint ? o.endpoint : creds.endpoint_url;
-    const char *ca = getenv("AWS_CA_BUNDLE");
-    log_info("credentials from %s, region %s, endpoint %s", creds.source, creds.region,
-             endpoint ? endpoint : "(AWS)");
-
     static sv_stats stats;
-    s3_client_config cc = {
-        .endpoint = endpoint,
-        .bucket = bucket,
-        .force_path_style = o.path_style,
-        .creds = &creds,
-        .ca_bundle = ca,
-        .max_connections = o.max_connections,
-        .connect_timeout_ms = 3000,
-        .stall_timeout_ms = o.stall_ms,
-        .retry = RETRY_POLICY_DEFAULT,
-        .stats = &stats,
-    };
-    s3_client *client;
-    if (s3_client_create(&cc, &client, err, sizeof err) != S3_OK)
+    static cli_s3 s3; /* static: reachable on every exit path */
+    char err[512];
+    const cli_s3_tuning tuning = {.max_connections = o.max_connections,
+                                  .stall_timeout_ms = o.stall_ms, .stats = &stats};
+    if (!cli_s3_connect(&o.s3, bucket, &tuning, &s3, err, sizeof err))
         fail("%s", err);
 
     sv_fs_config fc;
@@ -404,7 +323,7 @@ static int cmd_mount(int argc, char **argv)
     fc.prefix = prefix;
     fc.cache_bytes = o.cache_size;
     fc.dir_ttl_ms = o.dir_ttl_s * 1000;
-    sv_fs *fs = sv_fs_create(client, &stats, &fc);
+    sv_fs *fs = sv_fs_create(s3.client, &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");
 
@@ -412,15 +331,9 @@ static int cmd_mount(int argc, char **argv)
     snprintf(where, sizeof where, "s3://%s/%s", bucket, prefix);
     s3_status cst = sv_fs_check(fs, err, sizeof err);
     if (cst != S3_OK) {
-        const char *ep = endpoint ? endpoint : "AWS S3";
-        switch (cst) {
-        case S3_ERR_NO_BUCKET: fail("bucket '%s' does not exist at %s (%s)", bucket, ep, err);
-        case S3_ERR_ACCESS: fail("access denied listing %s: check credentials and permissions (%s)", where, err);
-        case S3_ERR_NETWORK:
-        case S3_ERR_TIMEOUT: fail("cannot reach %s: %s", ep, err);
-        case S3_ERR_TLS: fail("TLS failure talking to %s: %s", ep, err);
-        default: fail("cannot list %s: %s", where, err);
-        }
+        char msg[1024];
+        cli_s3_explain(&s3, cst, where, "listing", "list", err, msg, sizeof msg);
+        fail("%s", msg);
     }
 
     char fsname[700];
@@ -443,8 +356,7 @@ static int cmd_mount(int argc, char **argv)
     if (rc != 0)
         log_error("%s", err);
     sv_fs_destroy(fs);
-    s3_client_destroy(client);
-    aws_credentials_free(&creds);
+    cli_s3_close(&s3);
     free(bucket);
     free(prefix);
     return rc == 0 ? 0 : 1;
@@ -467,6 +379,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "mount") == 0)
         return cmd_mount(argc - 1, argv + 1);
+    if (strcmp(cmd, "inspect") == 0)
+        return cli_inspect(argc - 1, argv + 1);
     fprintf(stderr, "sievefs: error: unknown command '%s' (see sievefs --help)\n", cmd);
     return 2;
 }

@@ -11,9 +11,10 @@
 
 #include "block_cache.h"
 #include "log.h"
+#include "parquet_layout.h"
 #include "tree.h"
 
-#define MAX_RUN_BLOCKS 128 /* blocks per ranged GET; also bounded by max_request */
+#define MAX_RUN_BLOCKS 512 /* blocks per ranged GET; also bounded by max_request */
 
 struct sv_fs {
     s3_client *client;
@@ -41,6 +42,11 @@ struct sv_file {
     uint64_t seq_next;        /* where a sequential reader would read next */
     uint64_t streak_bytes;    /* bytes read in the current sequential streak */
     uint64_t prefetched_to;   /* end of what prefetch has already requested */
+    size_t last_chunk;        /* chunk of the previous read, or SIZE_MAX */
+    uint8_t *chunk_fetched;   /* per layout chunk: whole-chunk prefetch started */
+
+    bool has_layout;          /* a Parquet file whose footer parsed */
+    parquet_layout layout;
 };
 
 void sv_fs_config_defaults(sv_fs_config *cfg)
@@ -48,7 +54,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     cfg->prefix = "";
     cfg->cache_bytes = 512ull << 20;
-    cfg->block_size = 64u << 10;
+    cfg->block_size = 16u << 10;
     cfg->max_request = 8ull << 20;
     cfg->max_window = 64ull << 20;
     cfg->min_streak = 4ull << 20;
@@ -322,12 +328,16 @@ static size_t run_limit(const sv_fs *fs)
 }
 
 /* Start fetches for blocks [first, last] that nobody holds yet, in runs of
- * consecutive missing blocks. Prefetch gives up quietly when the cache has no
- * room; it never waits. */
-static void prefetch_blocks(sv_fs *fs, sv_file *f, uint64_t first, uint64_t last)
+ * consecutive missing blocks of at most run_bytes. Prefetch gives up quietly
+ * when the cache has no room; it never waits. */
+static void prefetch_blocks(sv_fs *fs, sv_file *f, uint64_t first, uint64_t last, uint64_t run_bytes,
+                            bool high_priority)
 {
     cache_block *run[MAX_RUN_BLOCKS];
     size_t n = 0, limit = run_limit(fs);
+    size_t want = (size_t)(run_bytes / fs->cfg.block_size);
+    if (want >= 1 && want < limit)
+        limit = want;
     for (uint64_t i = first; i <= last; i++) {
         bool created = false;
         cache_block *b = block_cache_acquire(fs->cache, f->ino, i, block_len(fs, f, i), true, &created);
@@ -338,13 +348,59 @@ static void prefetch_blocks(sv_fs *fs, sv_file *f, uint64_t first, uint64_t last
             block_cache_release(fs->cache, b);
         }
         if ((!created && n) || n == limit) {
-            fetch_run(fs, f, run, n, false);
+            fetch_run(fs, f, run, n, high_priority);
             n = 0;
         }
         if (!b)
             break; /* no room: stop prefetching */
     }
-    fetch_run(fs, f, run, n, false);
+    fetch_run(fs, f, run, n, high_priority);
+}
+
+static void prefetch_span(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end, uint64_t run_bytes,
+                          bool high_priority)
+{
+    if (end > f->size)
+        end = f->size;
+    if (start >= end)
+        return;
+    prefetch_blocks(fs, f, start / fs->cfg.block_size, (end - 1) / fs->cfg.block_size, run_bytes,
+                    high_priority);
+}
+
+/* Parquet-aware prefetch: a read that starts inside a column chunk fetches
+ * the rest of that chunk, in parallel parts, and nothing beyond it. A read
+ * that merely continues the previous read across a chunk boundary (kernel
+ * readahead running past the chunk the reader asked for) does not pull in
+ * the next chunk. Returns false when the read is outside every chunk. */
+static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
+{
+    size_t idx;
+    const byte_span *c = parquet_layout_chunk_at(&f->layout, off, &idx);
+    if (!c)
+        return false;
+    const uint64_t tol = 2ull * fs->cfg.block_size;
+    bool trigger;
+    pthread_mutex_lock(&f->seq_lock);
+    bool continues = f->seq_next > 0 && off + tol >= f->seq_next && off <= f->seq_next + tol;
+    trigger = !f->chunk_fetched[idx] && (!continues || f->last_chunk == idx);
+    if (trigger)
+        f->chunk_fetched[idx] = 1;
+    f->last_chunk = idx;
+    if (off + size > f->seq_next || !continues)
+        f->seq_next = off + size;
+    pthread_mutex_unlock(&f->seq_lock);
+    if (trigger) {
+        uint64_t len = c->end - off;
+        /* Parallel parts: a quarter of the chunk each, 1 to 8 MiB. */
+        uint64_t part = len / 4;
+        if (part < (1u << 20))
+            part = 1u << 20;
+        if (part > fs->cfg.max_request)
+            part = fs->cfg.max_request;
+        prefetch_span(fs, f, off, c->end, part, true);
+    }
+    return true;
 }
 
 /* Sequential detection. A read that starts near where the last one ended
@@ -354,6 +410,8 @@ static void prefetch_blocks(sv_fs *fs, sv_file *f, uint64_t first, uint64_t last
  * 50% extra transfer, and a long stream reaches max_window quickly. */
 static void maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
 {
+    if (f->has_layout && chunk_prefetch(fs, f, off, size))
+        return;
     uint64_t end = off + size;
     uint64_t from = 0, to = 0;
     pthread_mutex_lock(&f->seq_lock);
@@ -387,10 +445,12 @@ static void maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
     }
     pthread_mutex_unlock(&f->seq_lock);
     if (to > from)
-        prefetch_blocks(fs, f, from / fs->cfg.block_size, (to - 1) / fs->cfg.block_size);
+        prefetch_span(fs, f, from, to, fs->cfg.max_request, false);
 }
 
 /* ---- open / read / release ------------------------------------------------- */
+
+static void load_layout(sv_fs *fs, sv_file *f);
 
 int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of)
 {
@@ -436,20 +496,24 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
     }
     snprintf(f->etag, sizeof f->etag, "%s", ta.etag);
     f->size = ta.size;
+    f->last_chunk = SIZE_MAX;
     pthread_mutex_init(&f->seq_lock, NULL);
     /* An inode is one immutable object version: its pages stay valid. */
     of->keep_cache = true;
     *out = f;
-    /* Readers of columnar files start at the footer: fetch the tail now. */
-    if (f->size > 0 && fs->cfg.tail_bytes > 0) {
+    size_t klen = strlen(f->key);
+    if (klen > 8 && strcmp(f->key + klen - 8, ".parquet") == 0 && f->size >= 12) {
+        load_layout(fs, f);
+    } else if (f->size > 0 && fs->cfg.tail_bytes > 0) {
+        /* Other files: the tail, in the background, in case it is a footer. */
         uint64_t tail = fs->cfg.tail_bytes < f->size ? fs->cfg.tail_bytes : f->size;
-        prefetch_blocks(fs, f, (f->size - tail) / fs->cfg.block_size, (f->size - 1) / fs->cfg.block_size);
+        prefetch_span(fs, f, f->size - tail, f->size, fs->cfg.max_request, true);
     }
     return 0;
 }
 
-ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
-                          size_t maxiov, size_t *niov, sv_read_pins *pins)
+static ssize_t read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
+                           size_t maxiov, size_t *niov, sv_read_pins *pins, bool from_reader)
 {
     *niov = 0;
     pins->blocks = NULL;
@@ -470,7 +534,8 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
         *niov = 1;
         return (ssize_t)n;
     }
-    STAT_ADD(fs->stats, fuse_reads, 1);
+    if (from_reader)
+        STAT_ADD(fs->stats, fuse_reads, 1);
     if (off >= f->size || size == 0)
         return 0;
     if (size > f->size - off)
@@ -514,7 +579,7 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
         }
     }
     fetch_run(fs, f, run, nrun, true);
-    if (result == 0)
+    if (result == 0 && from_reader)
         maybe_prefetch(fs, f, off, size);
     /* Wait for each block in order and point the iovec into it. */
     size_t total = 0;
@@ -536,7 +601,9 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
         iov[i].iov_base = b->data + from;
         iov[i].iov_len = (size_t)(until - from);
         total += iov[i].iov_len;
-        if (was_ready[i])
+        if (!from_reader)
+            ;
+        else if (was_ready[i])
             STAT_ADD(fs->stats, cache_hit_bytes, until - from);
         else
             STAT_ADD(fs->stats, cache_miss_bytes, until - from);
@@ -549,8 +616,15 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
         return result;
     }
     *niov = npinned;
-    STAT_ADD(fs->stats, fuse_read_bytes, total);
+    if (from_reader)
+        STAT_ADD(fs->stats, fuse_read_bytes, total);
     return (ssize_t)total;
+}
+
+ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
+                          size_t maxiov, size_t *niov, sv_read_pins *pins)
+{
+    return read_pinned(fs, f, off, size, iov, maxiov, niov, pins, true);
 }
 
 void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
@@ -564,7 +638,9 @@ void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
     pins->n = 0;
 }
 
-ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf)
+/* Copying read; from_reader says whether it counts as the reader's (stats,
+ * prefetch) or is sievefs's own (the footer at open). */
+static ssize_t read_copy(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf, bool from_reader)
 {
     struct iovec iov[SV_READ_MAX_IOV];
     size_t niov = 0;
@@ -572,7 +648,7 @@ ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf)
     uint64_t bs = fs->cfg.block_size;
     if (size > (SV_READ_MAX_IOV - 1) * bs)
         size = (size_t)((SV_READ_MAX_IOV - 1) * bs);
-    ssize_t n = sv_fs_read_pinned(fs, f, off, size, iov, SV_READ_MAX_IOV, &niov, &pins);
+    ssize_t n = read_pinned(fs, f, off, size, iov, SV_READ_MAX_IOV, &niov, &pins, from_reader);
     if (n <= 0)
         return n;
     size_t copied = 0;
@@ -584,6 +660,68 @@ ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf)
     return n;
 }
 
+ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf)
+{
+    return read_copy(fs, f, off, size, buf, true);
+}
+
+/* Read exactly [off, off+len) into buf for sievefs's own use. */
+static bool read_exact(sv_fs *fs, sv_file *f, uint64_t off, size_t len, uint8_t *buf)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = read_copy(fs, f, off + done, len - done, (char *)buf + done, false);
+        if (n <= 0)
+            return false;
+        done += (size_t)n;
+    }
+    return true;
+}
+
+/* Parse the footer of a .parquet file at open: read the tail (about 1/1000 of
+ * the file, which usually holds the page index too), once more if the footer
+ * is longer, then start fetching the page index if the tail missed it. Any
+ * failure just leaves the file without a layout (generic prefetch). */
+static void load_layout(sv_fs *fs, sv_file *f)
+{
+    uint64_t tail = parquet_layout_tail_hint(f->size);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        uint8_t *buf = malloc((size_t)tail);
+        if (!buf)
+            return;
+        if (!read_exact(fs, f, f->size - tail, (size_t)tail, buf)) {
+            free(buf);
+            log_info("%s: cannot read the footer; no Parquet-aware prefetch", f->key);
+            return;
+        }
+        char err[320];
+        uint64_t need = 0;
+        int r = parquet_layout_from_tail(buf, (size_t)tail, f->size, &f->layout, &need, err, sizeof err);
+        free(buf);
+        if (r == 1 && need > tail && need <= f->size && attempt == 0) {
+            tail = need;
+            continue;
+        }
+        if (r != 0) {
+            log_info("%s: not using Parquet layout: %s", f->key, r == 1 ? "footer too large" : err);
+            return;
+        }
+        f->chunk_fetched = calloc(f->layout.n_chunks ? f->layout.n_chunks : 1, 1);
+        if (!f->chunk_fetched) {
+            parquet_layout_free(&f->layout);
+            return;
+        }
+        f->has_layout = true;
+        if (f->layout.page_index.end > f->layout.page_index.start &&
+            f->layout.page_index.start < f->size - tail)
+            prefetch_span(fs, f, f->layout.page_index.start, f->layout.page_index.end,
+                          fs->cfg.max_request, true);
+        log_debug("%s: %zu column chunks, footer at %llu", f->key, f->layout.n_chunks,
+                  (unsigned long long)f->layout.footer.start);
+        return;
+    }
+}
+
 void sv_fs_release(sv_fs *fs, sv_file *f)
 {
     (void)fs;
@@ -591,6 +729,8 @@ void sv_fs_release(sv_fs *fs, sv_file *f)
         return;
     if (!f->is_virtual)
         pthread_mutex_destroy(&f->seq_lock);
+    parquet_layout_free(&f->layout);
+    free(f->chunk_fetched);
     free(f->virt);
     free(f->key);
     free(f);

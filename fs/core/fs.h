@@ -87,7 +87,7 @@ ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf);
 /* Zero-copy read: iov entries point into cache blocks that stay pinned until
  * sv_fs_read_release. Returns the byte count (iov filled, *niov set) or -errno
  * (nothing pinned). -EINVAL when the read spans more than maxiov blocks. */
-#define SV_READ_MAX_IOV 64
+#define SV_READ_MAX_IOV 128
 typedef struct {
     struct cache_block **blocks;
     size_t n;

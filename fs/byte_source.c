@@ -1,0 +1,173 @@
+/* Local-file and S3 byte sources; see byte_source.h. */
+#include "byte_source.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+
+int byte_source_read(byte_source *src, uint64_t off, size_t len, void *buf, char *err,
+                     size_t errlen)
+{
+    if (off > src->size || len > src->size - off) {
+        snprintf(err, errlen, "read of %zu bytes at offset %llu runs past the end (%llu bytes)",
+                 len, (unsigned long long)off, (unsigned long long)src->size);
+        return -1;
+    }
+    if (len == 0)
+        return 0;
+    log_debug("read %zu bytes at %llu", len, (unsigned long long)off);
+    src->n_reads++;
+    src->bytes_read += len;
+    return src->read(src, off, len, buf, err, errlen);
+}
+
+void byte_source_close(byte_source *src)
+{
+    if (src)
+        src->close(src);
+}
+
+/* ---------------- local file ---------------- */
+
+typedef struct {
+    byte_source base;
+    int fd;
+} file_source;
+
+static int file_read(byte_source *s, uint64_t off, size_t len, void *buf, char *err,
+                     size_t errlen)
+{
+    file_source *f = (file_source *)s;
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pread(f->fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            snprintf(err, errlen, "read at offset %llu: %s", (unsigned long long)(off + done),
+                     strerror(errno));
+            return -1;
+        }
+        if (n == 0) {
+            snprintf(err, errlen,
+                     "file ended at offset %llu, before the %llu bytes it had when opened "
+                     "(truncated while reading?)",
+                     (unsigned long long)(off + done), (unsigned long long)s->size);
+            return -1;
+        }
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static void file_close(byte_source *s)
+{
+    file_source *f = (file_source *)s;
+    close(f->fd);
+    free(f);
+}
+
+byte_source *byte_source_open_file(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "is a directory, not a Parquet file");
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "not a regular file");
+        close(fd);
+        return NULL;
+    }
+    file_source *f = calloc(1, sizeof *f);
+    if (!f) {
+        snprintf(err, errlen, "out of memory");
+        close(fd);
+        return NULL;
+    }
+    f->fd = fd;
+    f->base.size = (uint64_t)st.st_size;
+    f->base.read = file_read;
+    f->base.close = file_close;
+    return &f->base;
+}
+
+/* ---------------- S3 object ---------------- */
+
+typedef struct {
+    byte_source base;
+    cli_s3 *s3;
+    char *key;
+    char *where;
+    char etag[S3_ETAG_MAX + 1];
+} s3_source;
+
+static int s3_read(byte_source *s, uint64_t off, size_t len, void *buf, char *err,
+                   size_t errlen)
+{
+    s3_source *o = (s3_source *)s;
+    char detail[512];
+    s3_status st = s3_get(o->s3->client, o->key, o->etag[0] ? o->etag : NULL, off, len, buf,
+                          detail, sizeof detail);
+    if (st == S3_OK)
+        return 0;
+    char msg[1024];
+    cli_s3_explain(o->s3, st, o->where, "reading", "read", detail, msg, sizeof msg);
+    snprintf(err, errlen, "bytes %llu-%llu: %s", (unsigned long long)off,
+             (unsigned long long)(off + len - 1), msg);
+    return -1;
+}
+
+static void s3_close(byte_source *s)
+{
+    s3_source *o = (s3_source *)s;
+    free(o->key);
+    free(o->where);
+    free(o);
+}
+
+byte_source *byte_source_open_s3(cli_s3 *s, const char *key, const char *where, char *err,
+                                 size_t errlen)
+{
+    s3_object_info info;
+    char detail[512];
+    s3_status st = s3_head(s->client, key, &info, detail, sizeof detail);
+    if (st != S3_OK) {
+        cli_s3_explain(s, st, where, "reading", "read", detail, err, errlen);
+        return NULL;
+    }
+    s3_source *o = calloc(1, sizeof *o);
+    if (o) {
+        o->key = strdup(key);
+        o->where = strdup(where);
+    }
+    if (!o || !o->key || !o->where) {
+        if (o)
+            s3_close(&o->base);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    o->s3 = s;
+    snprintf(o->etag, sizeof o->etag, "%s", info.etag);
+    o->base.size = info.size;
+    o->base.read = s3_read;
+    o->base.close = s3_close;
+    return &o->base;
+}

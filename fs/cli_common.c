@@ -1,0 +1,164 @@
+/* Shared command-line pieces; see cli_common.h. */
+#include "cli_common.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+bool cli_s3_option(cli_s3_opts *o, int c, const char *arg)
+{
+    switch (c) {
+    case CLI_OPT_ENDPOINT: o->endpoint = arg; return true;
+    case CLI_OPT_REGION: o->region = arg; return true;
+    case CLI_OPT_PROFILE: o->profile = arg; return true;
+    case CLI_OPT_NO_SIGN: o->no_sign = true; return true;
+    case CLI_OPT_PATH_STYLE: o->path_style = true; return true;
+    default: return false;
+    }
+}
+
+bool cli_parse_s3_url(const char *url, const char *form, char **bucket, const char **rest,
+                      char *err, size_t errlen)
+{
+    *bucket = NULL;
+    *rest = NULL;
+    if (strncmp(url, "s3://", 5) != 0) {
+        snprintf(err, errlen, "source '%s' must look like %s", url, form);
+        return false;
+    }
+    const char *b = url + 5;
+    const char *slash = strchr(b, '/');
+    const size_t blen = slash ? (size_t)(slash - b) : strlen(b);
+    if (blen == 0 || blen > 255) {
+        snprintf(err, errlen, "source '%s' has no valid bucket name", url);
+        return false;
+    }
+    for (size_t i = 0; i < blen; i++) {
+        const char ch = b[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '-' || ch == '.' || ch == '_')) {
+            snprintf(err, errlen, "bucket name '%.*s' contains '%c'", (int)blen, b, ch);
+            return false;
+        }
+    }
+    *bucket = strndup(b, blen);
+    if (!*bucket) {
+        snprintf(err, errlen, "out of memory");
+        return false;
+    }
+    *rest = slash ? slash + 1 : b + blen;
+    return true;
+}
+
+bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tuning *t, cli_s3 *s,
+                    char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->bucket = bucket;
+    aws_resolve_opts ro = {.profile = o->profile, .region = o->region,
+                           .no_sign_request = o->no_sign};
+    if (aws_resolve(&ro, &s->creds, err, errlen) != AWS_CONFIG_OK) {
+        /* aws_resolve frees what it allocated on failure. */
+        memset(&s->creds, 0, sizeof s->creds);
+        return false;
+    }
+    s->endpoint = o->endpoint ? o->endpoint : s->creds.endpoint_url;
+    log_info("credentials from %s, region %s, endpoint %s", s->creds.source, s->creds.region,
+             s->endpoint ? s->endpoint : "(AWS)");
+    s3_client_config cc = {
+        .endpoint = s->endpoint,
+        .bucket = bucket,
+        .force_path_style = o->path_style,
+        .creds = &s->creds,
+        .ca_bundle = getenv("AWS_CA_BUNDLE"),
+        .max_connections = t->max_connections,
+        .connect_timeout_ms = 3000,
+        .stall_timeout_ms = t->stall_timeout_ms,
+        .retry = RETRY_POLICY_DEFAULT,
+        .stats = t->stats,
+    };
+    if (s3_client_create(&cc, &s->client, err, errlen) != S3_OK) {
+        s->client = NULL;
+        aws_credentials_free(&s->creds);
+        return false;
+    }
+    return true;
+}
+
+void cli_s3_close(cli_s3 *s)
+{
+    if (!s)
+        return;
+    if (s->client)
+        s3_client_destroy(s->client);
+    aws_credentials_free(&s->creds);
+    memset(s, 0, sizeof *s);
+}
+
+void cli_s3_explain(const cli_s3 *s, s3_status st, const char *where, const char *doing,
+                    const char *verb, const char *detail, char *out, size_t outlen)
+{
+    const char *ep = s->endpoint ? s->endpoint : "AWS S3";
+    switch (st) {
+    case S3_ERR_NO_BUCKET:
+        snprintf(out, outlen, "bucket '%s' does not exist at %s (%s)", s->bucket, ep, detail);
+        break;
+    case S3_ERR_ACCESS:
+        snprintf(out, outlen, "access denied %s %s: check credentials and permissions (%s)", doing,
+                 where, detail);
+        break;
+    case S3_ERR_NETWORK:
+    case S3_ERR_TIMEOUT:
+        snprintf(out, outlen, "cannot reach %s: %s", ep, detail);
+        break;
+    case S3_ERR_TLS:
+        snprintf(out, outlen, "TLS failure talking to %s: %s", ep, detail);
+        break;
+    case S3_ERR_NOT_FOUND:
+        snprintf(out, outlen, "%s does not exist (%s)", where, detail);
+        break;
+    case S3_ERR_CHANGED:
+        snprintf(out, outlen, "%s changed while being read: %s", where, detail);
+        break;
+    default:
+        snprintf(out, outlen, "cannot %s %s: %s", verb, where, detail);
+        break;
+    }
+}
+
+bool cli_parse_size(const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-')
+        return false;
+    uint64_t mult = 1;
+    switch (*end) {
+    case 0: break;
+    case 'k': case 'K': mult = 1ull << 10; end++; break;
+    case 'm': case 'M': mult = 1ull << 20; end++; break;
+    case 'g': case 'G': mult = 1ull << 30; end++; break;
+    default: return false;
+    }
+    if (*end == 'i' || *end == 'B')
+        end += (*end == 'i' && end[1] == 'B') ? 2 : 1;
+    if (*end || v > UINT64_MAX / mult)
+        return false;
+    *out = v * mult;
+    return true;
+}
+
+bool cli_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi)
+        return false;
+    *out = (unsigned)v;
+    return true;
+}

@@ -1,0 +1,118 @@
+#include "parquet_layout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parquet_meta.h"
+
+uint64_t parquet_layout_tail_hint(uint64_t file_size)
+{
+    uint64_t t = file_size / 1000;
+    if (t < (64u << 10))
+        t = 64u << 10;
+    if (t > (1u << 20))
+        t = 1u << 20;
+    return t < file_size ? t : file_size;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+    const byte_span *x = a, *y = b;
+    return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
+}
+
+static void widen(byte_span *s, uint64_t start, uint64_t end)
+{
+    if (s->end == s->start) {
+        s->start = start;
+        s->end = end;
+        return;
+    }
+    if (start < s->start)
+        s->start = start;
+    if (end > s->end)
+        s->end = end;
+}
+
+int parquet_layout_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file_size,
+                             parquet_layout *out, uint64_t *need, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    *need = 0;
+    pq_file_meta *m = NULL;
+    tc_error te;
+    tc_status st = pq_file_meta_from_tail(tail, tail_len, file_size, &m, need, &te);
+    if (st == TC_E_NEED_MORE)
+        return 1;
+    if (st != TC_OK) {
+        snprintf(err, errlen, "%s", te.msg);
+        return -1;
+    }
+    size_t n = 0;
+    for (uint32_t g = 0; g < m->n_row_groups; g++)
+        n += m->row_groups[g].n_columns;
+    out->chunks = calloc(n ? n : 1, sizeof *out->chunks);
+    if (!out->chunks) {
+        pq_file_meta_free(m);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (uint32_t g = 0; g < m->n_row_groups; g++) {
+        const pq_row_group *rg = &m->row_groups[g];
+        for (uint32_t c = 0; c < rg->n_columns; c++) {
+            const pq_column_chunk *cc = &rg->columns[c];
+            uint64_t off, len;
+            /* Chunks in other files (file_path) or with nonsense ranges are not
+             * prefetch targets; reads there get the generic path. */
+            if (!cc->file_path.ptr && pq_column_chunk_range(cc, &off, &len) && len > 0 &&
+                off < file_size && len <= file_size - off) {
+                out->chunks[out->n_chunks].start = off;
+                out->chunks[out->n_chunks].end = off + len;
+                out->n_chunks++;
+            }
+            if (cc->has_column_index && cc->column_index_offset >= 0 && cc->column_index_length > 0)
+                widen(&out->page_index, (uint64_t)cc->column_index_offset,
+                      (uint64_t)cc->column_index_offset + (uint64_t)cc->column_index_length);
+            if (cc->has_offset_index && cc->offset_index_offset >= 0 && cc->offset_index_length > 0)
+                widen(&out->page_index, (uint64_t)cc->offset_index_offset,
+                      (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length);
+        }
+    }
+    qsort(out->chunks, out->n_chunks, sizeof *out->chunks, span_cmp);
+    out->footer.start = m->footer_offset;
+    out->footer.end = file_size;
+    if (out->page_index.end > file_size)
+        out->page_index.start = out->page_index.end = 0;
+    pq_file_meta_free(m);
+    return 0;
+}
+
+void parquet_layout_free(parquet_layout *l)
+{
+    if (!l)
+        return;
+    free(l->chunks);
+    memset(l, 0, sizeof *l);
+}
+
+const byte_span *parquet_layout_chunk_at(const parquet_layout *l, uint64_t offset, size_t *index)
+{
+    /* Last chunk starting at or before offset. */
+    size_t lo = 0, hi = l->n_chunks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->chunks[mid].start <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const byte_span *s = &l->chunks[lo - 1];
+    if (offset >= s->end)
+        return NULL;
+    if (index)
+        *index = lo - 1;
+    return s;
+}

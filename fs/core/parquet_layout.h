@@ -1,0 +1,35 @@
+/* Where a Parquet file's column chunks and page index lie, from its footer,
+ * so the read path can fetch a whole column chunk (and nothing beyond it)
+ * when a reader touches it. Used only to decide what to fetch: the bytes
+ * served always come from S3 unchanged. FUSE-free. */
+#ifndef SIEVE_PARQUET_LAYOUT_H
+#define SIEVE_PARQUET_LAYOUT_H
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct {
+    uint64_t start, end; /* [start, end) */
+} byte_span;
+
+typedef struct {
+    byte_span *chunks;    /* column chunks, sorted by start */
+    size_t n_chunks;
+    byte_span page_index; /* column and offset indexes; empty when absent */
+    byte_span footer;     /* FileMetaData plus the 8-byte trailer */
+} parquet_layout;
+
+/* Tail length worth reading at open: about 1/1000 of the file, between 64 KiB
+ * and 1 MiB, never more than the file. */
+uint64_t parquet_layout_tail_hint(uint64_t file_size);
+
+/* Build the layout from the last tail_len bytes of a file of file_size bytes.
+ * Returns 0 on success; 1 when the footer needs a longer tail (*need set);
+ * -1 when the file is not Parquet or its footer is malformed (message in err). */
+int parquet_layout_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file_size,
+                             parquet_layout *out, uint64_t *need, char *err, size_t errlen);
+void parquet_layout_free(parquet_layout *l);
+
+/* The chunk containing offset, or NULL; *index gets its position. */
+const byte_span *parquet_layout_chunk_at(const parquet_layout *l, uint64_t offset, size_t *index);
+
+#endif
