@@ -1205,7 +1205,7 @@ int cli_inspect(int argc, char **argv)
             free(bucket);
             return 1;
         }
-        in.src = byte_source_open_s3(&s3, key, o.file, err, sizeof err);
+        in.src = byte_source_open_s3(&s3, key, "the object", err, sizeof err);
     } else {
         in.src = byte_source_open_file(o.file, err, sizeof err);
     }

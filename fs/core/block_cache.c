@@ -173,6 +173,7 @@ static void pin(block_cache *bc, cache_block *b)
     if (b->pins == 0 && b->state == BLOCK_READY)
         lru_unlink(bc, b);
     b->pins++;
+    b->drop_behind = false; /* wanted again: an ordinary cached block */
 }
 
 void block_cache_pin(block_cache *bc, cache_block *b)
@@ -210,6 +211,14 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
     if (!make_room(bc, bc->block_size) && only_if_room) {
         pthread_mutex_unlock(&bc->lock);
         return NULL;
+    }
+    /* Recycle a block a streaming reader is done with before touching fresh memory. */
+    if (bc->n_spare == 0 && bc->lru_tail && bc->lru_tail->drop_behind) {
+        cache_block *victim = bc->lru_tail;
+        lru_unlink(bc, victim);
+        drop_block(bc, victim, true);
+        if (bc->stats)
+            STAT_ADD(bc->stats, cache_evictions, 1);
     }
     b = calloc(1, sizeof *b);
     uint8_t *data = NULL;
@@ -258,6 +267,33 @@ int block_cache_wait(block_cache *bc, cache_block *b)
     int e = b->state == BLOCK_FAILED ? b->error : 0;
     pthread_mutex_unlock(&bc->lock);
     return e;
+}
+
+static void lru_push_back(block_cache *bc, cache_block *b)
+{
+    b->lru_next = NULL;
+    b->lru_prev = bc->lru_tail;
+    if (bc->lru_tail)
+        bc->lru_tail->lru_next = b;
+    bc->lru_tail = b;
+    if (!bc->lru_head)
+        bc->lru_head = b;
+}
+
+void block_cache_release_consumed(block_cache *bc, cache_block *b)
+{
+    pthread_mutex_lock(&bc->lock);
+    if (b->pins == 1 && b->state == BLOCK_READY) {
+        b->pins = 0;
+        b->drop_behind = true;
+        lru_push_back(bc, b);
+        trim_spares(bc, 0);
+        make_room(bc, 0);
+        pthread_mutex_unlock(&bc->lock);
+        return;
+    }
+    pthread_mutex_unlock(&bc->lock);
+    block_cache_release(bc, b);
 }
 
 void block_cache_release(block_cache *bc, cache_block *b)

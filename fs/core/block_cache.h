@@ -24,6 +24,7 @@ typedef struct cache_block {
     block_state state;
     int error;          /* errno when FAILED */
     uint32_t pins;
+    bool drop_behind;   /* consumed by a streaming reader: first to be reused */
     struct cache_block *hash_next;
     struct cache_block *lru_prev, *lru_next;
 } cache_block;
@@ -52,6 +53,11 @@ void block_cache_complete(block_cache *bc, cache_block *b, int error);
 int block_cache_wait(block_cache *bc, cache_block *b);
 /* Unpin. A FAILED block is dropped when its last pin goes, so a later read retries. */
 void block_cache_release(block_cache *bc, cache_block *b);
+/* Unpin a block a streaming reader has read past. It goes to the cold end of
+ * the LRU and its buffer is reused for the next new block, even below the
+ * limit, so a long sequential read cycles through a small working set instead
+ * of faulting in fresh memory and flushing everything else from the cache. */
+void block_cache_release_consumed(block_cache *bc, cache_block *b);
 
 uint64_t block_cache_bytes(block_cache *bc);
 uint64_t block_cache_limit(const block_cache *bc);

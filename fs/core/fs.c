@@ -408,10 +408,10 @@ static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
  * FUSE threads) extends the streak; anything else ends it. The window is half
  * the bytes read in the streak, so a reader that stops early has caused at most
  * 50% extra transfer, and a long stream reaches max_window quickly. */
-static void maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
+static bool maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
 {
     if (f->has_layout && chunk_prefetch(fs, f, off, size))
-        return;
+        return false;
     uint64_t end = off + size;
     uint64_t from = 0, to = 0;
     pthread_mutex_lock(&f->seq_lock);
@@ -443,9 +443,11 @@ static void maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
         if (to > from)
             f->prefetched_to = to;
     }
+    bool streaming = sequential && f->streak_bytes >= fs->cfg.min_streak;
     pthread_mutex_unlock(&f->seq_lock);
     if (to > from)
         prefetch_span(fs, f, from, to, fs->cfg.max_request, false);
+    return streaming;
 }
 
 /* ---- open / read / release ------------------------------------------------- */
@@ -519,6 +521,8 @@ static ssize_t read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, str
     pins->blocks = NULL;
     pins->n = 0;
     pins->owned = NULL;
+    pins->streaming = false;
+    pins->read_end = 0;
     if (f->is_virtual) {
         if (off >= f->virt_len || size == 0 || maxiov == 0)
             return 0;
@@ -580,7 +584,8 @@ static ssize_t read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, str
     }
     fetch_run(fs, f, run, nrun, true);
     if (result == 0 && from_reader)
-        maybe_prefetch(fs, f, off, size);
+        pins->streaming = maybe_prefetch(fs, f, off, size);
+    pins->read_end = off + size;
     /* Wait for each block in order and point the iovec into it. */
     size_t total = 0;
     for (size_t i = 0; i < npinned && result == 0; i++) {
@@ -631,8 +636,15 @@ void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
 {
     free(pins->owned);
     pins->owned = NULL;
-    for (size_t i = 0; i < pins->n; i++)
-        block_cache_release(fs->cache, pins->blocks[i]);
+    uint64_t bs = fs->cfg.block_size;
+    for (size_t i = 0; i < pins->n; i++) {
+        cache_block *b = pins->blocks[i];
+        /* A streaming reader never comes back for a block it has read past. */
+        if (pins->streaming && b->index * bs + b->len <= pins->read_end)
+            block_cache_release_consumed(fs->cache, b);
+        else
+            block_cache_release(fs->cache, b);
+    }
     free(pins->blocks);
     pins->blocks = NULL;
     pins->n = 0;

@@ -92,6 +92,8 @@ typedef struct {
     struct cache_block **blocks;
     size_t n;
     void *owned; /* a private copy (virtual files), freed on release */
+    bool streaming;    /* part of a long sequential read: blocks read past are recycled */
+    uint64_t read_end; /* end offset of the read */
 } sv_read_pins;
 ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
                           size_t maxiov, size_t *niov, sv_read_pins *pins);

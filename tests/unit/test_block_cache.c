@@ -164,3 +164,33 @@ Test(block_cache, acquire_rejects_bad_length)
     cr_assert_null(block_cache_acquire(bc, 1, 0, BS + 1, false, &created));
     block_cache_destroy(bc);
 }
+
+Test(block_cache, consumed_blocks_are_recycled_before_fresh_memory)
+{
+    sv_stats st = {0};
+    block_cache *bc = block_cache_create(BS, 64 * BS, &st);
+    bool created;
+    /* A streaming reader: each block is released as consumed. */
+    for (uint64_t i = 0; i < 32; i++) {
+        cache_block *b = get(bc, 1, i, false, &created);
+        cr_assert(created);
+        block_cache_complete(bc, b, 0);
+        block_cache_release_consumed(bc, b);
+        cr_assert_leq(block_cache_bytes(bc), 2 * BS, "the working set stays small (block %llu)",
+                      (unsigned long long)i);
+    }
+    /* An ordinary block is not displaced by the stream's recycling... */
+    cache_block *keep = get(bc, 2, 0, false, &created);
+    block_cache_complete(bc, keep, 0);
+    block_cache_release(bc, keep);
+    for (uint64_t i = 32; i < 40; i++) {
+        cache_block *b = get(bc, 1, i, false, &created);
+        block_cache_complete(bc, b, 0);
+        block_cache_release_consumed(bc, b);
+    }
+    cache_block *still = block_cache_lookup(bc, 2, 0);
+    cr_assert_not_null(still, "recycling consumed blocks must not evict other data");
+    /* ...and a consumed block read again becomes ordinary. */
+    block_cache_release(bc, still);
+    block_cache_destroy(bc);
+}
