@@ -302,6 +302,8 @@ static void fetch_run(sv_fs *fs, const sv_file *f, cache_block **run, size_t n, 
         memcpy(job->blocks, run, n * sizeof *run);
         s3_request_opts opts = {.high_priority = high_priority};
         uint64_t offset = run[0]->index * fs->cfg.block_size;
+        log_trace("GET %s bytes %llu-%llu (%s)", f->key, (unsigned long long)offset,
+                  (unsigned long long)(offset + len - 1), high_priority ? "demand" : "prefetch");
         st = s3_get_async(fs->client, f->key, f->etag, offset, len, iov, n, &opts, fetch_done, job);
     }
     if (st != S3_OK) {
@@ -375,10 +377,14 @@ static void prefetch_span(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end, u
  * the next chunk. Returns false when the read is outside every chunk. */
 static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
 {
+    /* The kernel aligns reads down to its 4 KiB pages, so a read of a chunk
+     * from its first byte may start in the tail of the chunk before it. */
+    uint64_t probe = off + (size > 4095 ? 4095 : size - 1);
     size_t idx;
-    const byte_span *c = parquet_layout_chunk_at(&f->layout, off, &idx);
+    const byte_span *c = parquet_layout_chunk_at(&f->layout, probe, &idx);
     if (!c)
         return false;
+    const uint64_t from = off > c->start ? off : c->start;
     const uint64_t tol = 2ull * fs->cfg.block_size;
     bool trigger;
     pthread_mutex_lock(&f->seq_lock);
@@ -391,14 +397,14 @@ static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
         f->seq_next = off + size;
     pthread_mutex_unlock(&f->seq_lock);
     if (trigger) {
-        uint64_t len = c->end - off;
+        uint64_t len = c->end - from;
         /* Parallel parts: a quarter of the chunk each, 1 to 8 MiB. */
         uint64_t part = len / 4;
         if (part < (1u << 20))
             part = 1u << 20;
         if (part > fs->cfg.max_request)
             part = fs->cfg.max_request;
-        prefetch_span(fs, f, off, c->end, part, true);
+        prefetch_span(fs, f, from, c->end, part, true);
     }
     return true;
 }
@@ -538,8 +544,10 @@ static ssize_t read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, str
         *niov = 1;
         return (ssize_t)n;
     }
-    if (from_reader)
+    if (from_reader) {
         STAT_ADD(fs->stats, fuse_reads, 1);
+        log_trace("read %s offset %llu size %zu", f->key, (unsigned long long)off, size);
+    }
     if (off >= f->size || size == 0)
         return 0;
     if (size > f->size - off)
