@@ -698,10 +698,10 @@ static bool read_exact(sv_fs *fs, sv_file *f, uint64_t off, size_t len, uint8_t 
     return true;
 }
 
-/* Parse the footer of a .parquet file at open: read the tail (about 1/1000 of
- * the file, which usually holds the page index too), once more if the footer
- * is longer, then start fetching the page index if the tail missed it. Any
- * failure just leaves the file without a layout (generic prefetch). */
+/* Parse the footer of a .parquet file at open: read the tail (64 KiB), once
+ * more if the footer is longer, then start fetching the page index if the
+ * tail missed it. Any failure just leaves the file without a layout (generic
+ * prefetch). */
 static void load_layout(sv_fs *fs, sv_file *f)
 {
     uint64_t tail = parquet_layout_tail_hint(f->size);

@@ -8,11 +8,9 @@
 
 uint64_t parquet_layout_tail_hint(uint64_t file_size)
 {
-    uint64_t t = file_size / 1000;
-    if (t < (64u << 10))
-        t = 64u << 10;
-    if (t > (1u << 20))
-        t = 1u << 20;
+    /* 64 KiB holds the footer of most files; readers read at least that much
+     * of the tail themselves, so a larger first read would be pure overhead. */
+    uint64_t t = 64u << 10;
     return t < file_size ? t : file_size;
 }
 

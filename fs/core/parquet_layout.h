@@ -18,8 +18,7 @@ typedef struct {
     byte_span footer;     /* FileMetaData plus the 8-byte trailer */
 } parquet_layout;
 
-/* Tail length worth reading at open: about 1/1000 of the file, between 64 KiB
- * and 1 MiB, never more than the file. */
+/* Tail length worth reading at open: 64 KiB, never more than the file. */
 uint64_t parquet_layout_tail_hint(uint64_t file_size);
 
 /* Build the layout from the last tail_len bytes of a file of file_size bytes.

@@ -196,6 +196,20 @@ Test(decode, plain_byte_array)
     pqd_error err;
     cr_expect_eq(pq_decode_data_page(d, &c, &info, b.p, b.len, NULL, &pv, &err),
                  PQD_E_TRUNCATED);
+    /* The first value takes every byte, so the later length prefixes are
+     * missing (a heap overflow found by fuzzing). */
+    tbuf greedy = {0};
+    tb_le32(&greedy, 20);
+    tb_put(&greedy, "0123456789abcdefghij", 20);
+    const pq_data_page_info ginfo = v1(3, PQ_ENC_PLAIN, greedy.len);
+    cr_expect_eq(pq_decode_data_page(d, &c, &ginfo, greedy.p, greedy.len, NULL, &pv, &err),
+                 PQD_E_TRUNCATED);
+    pq_dictionary gd;
+    const pq_dict_page_info gdi = {.num_values = 3, .encoding = PQ_ENC_PLAIN,
+                                   .uncompressed_page_size = (int32_t)greedy.len};
+    cr_expect_eq(pq_decode_dictionary(d, &c, &gdi, greedy.p, greedy.len, &gd, &err),
+                 PQD_E_TRUNCATED);
+    tb_free(&greedy);
     /* Fewer bytes than 4 per value. */
     const pq_data_page_info many = v1(1000, PQ_ENC_PLAIN, b.len);
     cr_expect_eq(pq_decode_data_page(d, &c, &many, b.p, b.len, NULL, &pv, &err), PQD_E_TRUNCATED);

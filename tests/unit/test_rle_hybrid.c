@@ -298,3 +298,42 @@ Test(rle_hybrid, bitpacked_run_cut_short)
     pqd_error err;
     cr_expect_eq(pq_rle_get_u32(&d, out, 1, &err), PQD_E_TRUNCATED);
 }
+
+Test(rle_hybrid, levels_with_counts)
+{
+    for (int trial = 0; trial < 50; trial++) {
+        const size_t n = 1 + (size_t)(rnd64() % 5000);
+        const unsigned max_level = 1 + (unsigned)(rnd64() % 7);
+        uint64_t *v = malloc(n * sizeof *v);
+        for (size_t i = 0; i < n; i++)
+            v[i] = (i > 0 && rnd64() % 3) ? v[i - 1] : rnd64() % (max_level + 1);
+        tbuf b = {0};
+        tb_hybrid(&b, v, n, pq_bit_width(max_level), 4 + (size_t)trial % 9);
+        size_t want = 0;
+        uint16_t want_max = 0;
+        for (size_t i = 0; i < n; i++) {
+            want += v[i] == max_level;
+            want_max = v[i] > want_max ? (uint16_t)v[i] : want_max;
+        }
+        pq_rle_decoder d;
+        cr_assert_eq(pq_rle_init(&d, b.p, b.len, pq_bit_width(max_level), NULL), PQD_OK);
+        uint16_t *out = malloc(n * sizeof *out);
+        size_t count;
+        uint16_t mx;
+        cr_assert_eq(pq_rle_get_levels(&d, out, n, (uint16_t)max_level, &count, &mx, NULL), PQD_OK);
+        cr_expect_eq(count, want);
+        cr_expect_eq(mx, want_max);
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(out[i], v[i]);
+        free(out);
+        free(v);
+        tb_free(&b);
+    }
+    pq_rle_decoder d;
+    const uint8_t buf[] = {0x02, 0x01};
+    pqd_error err;
+    size_t count;
+    uint16_t mx, out[1];
+    cr_assert_eq(pq_rle_init(&d, buf, sizeof buf, 17, NULL), PQD_OK);
+    cr_expect_eq(pq_rle_get_levels(&d, out, 1, 0, &count, &mx, &err), PQD_E_INVALID);
+}
