@@ -362,6 +362,11 @@ static bool build_pages(inspector *in, const col_ref *r, pq_page_map *pm, bool *
         free(scratch);
         if (st != TC_OK)
             return page_fail(in, r, "OffsetIndex: ", &te);
+        if (oi.n_pages == 0) {
+            /* An empty OffsetIndex (a chunk without data pages): walk it. */
+            pq_offset_index_free(&oi);
+            goto walk;
+        }
         st = pq_page_map_from_offset_index(&ctx, &oi, pm, &te);
         pq_offset_index_free(&oi);
         if (st != TC_OK)
@@ -373,6 +378,7 @@ static bool build_pages(inspector *in, const col_ref *r, pq_page_map *pm, bool *
             return false;
         return true;
     }
+walk:
     if (len > CHUNK_WALK_MAX)
         return ins_fail(in,
                         "row group %u, column %s: column chunk of %" PRIu64
@@ -1123,6 +1129,8 @@ static int report(const char *file, const char *msg)
     for (char *p = line; *p; p++)
         if (*p == '\n' || *p == '\r')
             *p = ' ';
+        else if ((unsigned char)*p < 0x20 || *p == 0x7F)
+            *p = '?';
     fflush(stdout);
     fprintf(stderr, "sievefs: error: %s\n", line);
     return 1;

@@ -346,7 +346,7 @@ static int cmd_mount(int argc, char **argv)
         .fsname = fsname,
         .extra_opts = o.fuse_opts,
         .max_threads = 16,
-        .max_readahead = 256u << 10,
+        .max_readahead = 128u << 10,
         .debug = o.debug_fuse,
         .on_mounted = on_mounted,
     };
