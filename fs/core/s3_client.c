@@ -854,6 +854,28 @@ static s3_request *request_new(req_kind kind, const char *key)
     return r;
 }
 
+/* Submit a HEAD or LIST request and wait for it; the completion copies its
+ * body and headers into *w (initialised here; the caller destroys it). */
+static s3_status run_meta_request(s3_client *c, s3_request *r, sync_wait *w, const char *what,
+                                  const char *name, char *err, size_t errlen)
+{
+    sync_wait_init(w);
+    meta_ctx m = {w, r};
+    r->high_priority = true;
+    r->done = meta_done;
+    r->ud = &m;
+    s3_status st = submit(c, r);
+    if (st != S3_OK) {
+        request_free(r);
+        set_err(err, errlen, "%s %s: %s", what, name, s3_status_name(st));
+        return st;
+    }
+    sync_block(w);
+    if (w->st != S3_OK)
+        set_err(err, errlen, "%s", w->msg);
+    return w->st;
+}
+
 s3_status s3_head(s3_client *c, const char *key, s3_object_info *out, char *err, size_t errlen)
 {
     s3_request *r = request_new(REQ_HEAD, key);
@@ -862,21 +884,8 @@ s3_status s3_head(s3_client *c, const char *key, s3_object_info *out, char *err,
         set_err(err, errlen, "HEAD %s: out of memory", key);
         return S3_ERR_NOMEM;
     }
-    r->high_priority = true;
     sync_wait w;
-    sync_wait_init(&w);
-    meta_ctx m = {&w, r};
-    r->done = meta_done;
-    r->ud = &m;
-    s3_status st = submit(c, r);
-    if (st != S3_OK) {
-        request_free(r);
-        sync_wait_destroy(&w);
-        set_err(err, errlen, "HEAD %s: %s", key, s3_status_name(st));
-        return st;
-    }
-    sync_block(&w);
-    st = w.st;
+    s3_status st = run_meta_request(c, r, &w, "HEAD", key, err, errlen);
     if (st == S3_OK) {
         memset(out, 0, sizeof *out);
         if (!w.have_content_length || !w.etag[0]) {
@@ -890,8 +899,6 @@ s3_status s3_head(s3_client *c, const char *key, s3_object_info *out, char *err,
             if (strptime(w.last_modified, "%a, %d %b %Y %H:%M:%S GMT", &tm))
                 out->mtime = (int64_t)timegm(&tm);
         }
-    } else {
-        set_err(err, errlen, "%s", w.msg);
     }
     sync_wait_destroy(&w);
     return st;
@@ -932,23 +939,10 @@ s3_status s3_list_page(s3_client *c, const char *prefix, const char *delimiter, 
         set_err(err, errlen, "listing %s: out of memory", prefix);
         return S3_ERR_NOMEM;
     }
-    r->high_priority = true;
     if (opts && opts->max_attempts)
         r->max_attempts = opts->max_attempts;
     sync_wait w;
-    sync_wait_init(&w);
-    meta_ctx m = {&w, r};
-    r->done = meta_done;
-    r->ud = &m;
-    s3_status st = submit(c, r);
-    if (st != S3_OK) {
-        request_free(r);
-        sync_wait_destroy(&w);
-        set_err(err, errlen, "listing %s: %s", prefix, s3_status_name(st));
-        return st;
-    }
-    sync_block(&w);
-    st = w.st;
+    s3_status st = run_meta_request(c, r, &w, "listing", prefix, err, errlen);
     if (st == S3_OK) {
         char perr[200];
         s3_listing_err le = s3_listing_parse(w.body ? w.body : "", w.body_len, out, perr, sizeof perr);
@@ -956,8 +950,6 @@ s3_status s3_list_page(s3_client *c, const char *prefix, const char *delimiter, 
             set_err(err, errlen, "listing '%s': %s", prefix, perr);
             st = le == S3_LISTING_ERR_NOMEM ? S3_ERR_NOMEM : S3_ERR_PROTOCOL;
         }
-    } else {
-        set_err(err, errlen, "%s", w.msg);
     }
     sync_wait_destroy(&w);
     return st;

@@ -197,14 +197,17 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
     fuse_reply_statfs(req, &sv);
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+/* getxattr and listxattr share the size-query protocol: size 0 asks for the length. */
+static void reply_xattr(fuse_req_t req, size_t size,
+                        ssize_t (*get)(sv_fs *, uint64_t, const char *, char *, size_t),
+                        fuse_ino_t ino, const char *name)
 {
     char *buf = size ? malloc(size) : NULL;
     if (size && !buf) {
         fuse_reply_err(req, ENOMEM);
         return;
     }
-    ssize_t n = sv_fs_getxattr(fs_of(req), ino, name, buf, size);
+    ssize_t n = get(fs_of(req), ino, name, buf, size);
     if (n < 0)
         fuse_reply_err(req, (int)-n);
     else if (size == 0)
@@ -214,21 +217,20 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     free(buf);
 }
 
+static ssize_t list_xattr_names(sv_fs *fs, uint64_t ino, const char *unused, char *buf, size_t size)
+{
+    (void)unused;
+    return sv_fs_listxattr(fs, ino, buf, size);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+    reply_xattr(req, size, sv_fs_getxattr, ino, name);
+}
+
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-    char *buf = size ? malloc(size) : NULL;
-    if (size && !buf) {
-        fuse_reply_err(req, ENOMEM);
-        return;
-    }
-    ssize_t n = sv_fs_listxattr(fs_of(req), ino, buf, size);
-    if (n < 0)
-        fuse_reply_err(req, (int)-n);
-    else if (size == 0)
-        fuse_reply_xattr(req, (size_t)n);
-    else
-        fuse_reply_buf(req, buf, (size_t)n);
-    free(buf);
+    reply_xattr(req, size, list_xattr_names, ino, NULL);
 }
 
 static const struct fuse_lowlevel_ops ops = {
