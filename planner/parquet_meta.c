@@ -567,6 +567,56 @@ static bool parse_logical_type(tc_reader *r, pq_logical_type *lt)
     return true;
 }
 
+/* Writers that predate LogicalType (DuckDB, old parquet-java) set only the
+ * ConvertedType; the format maps each to a LogicalType, so leaves always carry
+ * one when either is set. */
+static pq_logical_type logical_from_converted(const pq_schema_element *e)
+{
+    pq_logical_type lt;
+    memset(&lt, 0, sizeof lt);
+    lt.kind = PQ_LT_NONE;
+    switch (e->converted_type) {
+    case PQ_CT_UTF8: lt.kind = PQ_LT_STRING; break;
+    case PQ_CT_MAP: lt.kind = PQ_LT_MAP; break;
+    case PQ_CT_LIST: lt.kind = PQ_LT_LIST; break;
+    case PQ_CT_ENUM: lt.kind = PQ_LT_ENUM; break;
+    case PQ_CT_JSON: lt.kind = PQ_LT_JSON; break;
+    case PQ_CT_BSON: lt.kind = PQ_LT_BSON; break;
+    case PQ_CT_DATE: lt.kind = PQ_LT_DATE; break;
+    case PQ_CT_DECIMAL:
+        lt.kind = PQ_LT_DECIMAL;
+        lt.decimal_scale = e->scale < 0 ? 0 : e->scale;
+        lt.decimal_precision = e->precision;
+        break;
+    case PQ_CT_TIME_MILLIS:
+    case PQ_CT_TIME_MICROS:
+        lt.kind = PQ_LT_TIME;
+        lt.adjusted_to_utc = true;
+        lt.unit = e->converted_type == PQ_CT_TIME_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
+        break;
+    case PQ_CT_TIMESTAMP_MILLIS:
+    case PQ_CT_TIMESTAMP_MICROS:
+        lt.kind = PQ_LT_TIMESTAMP;
+        lt.adjusted_to_utc = true;
+        lt.unit = e->converted_type == PQ_CT_TIMESTAMP_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
+        break;
+    case PQ_CT_UINT_8: case PQ_CT_UINT_16: case PQ_CT_UINT_32: case PQ_CT_UINT_64:
+    case PQ_CT_INT_8: case PQ_CT_INT_16: case PQ_CT_INT_32: case PQ_CT_INT_64: {
+        static const int8_t widths[] = {8, 16, 32, 64};
+        bool is_unsigned = e->converted_type <= PQ_CT_UINT_64;
+        int base = is_unsigned ? PQ_CT_UINT_8 : PQ_CT_INT_8;
+        lt.kind = PQ_LT_INTEGER;
+        lt.bit_width = widths[e->converted_type - base];
+        lt.is_signed = !is_unsigned;
+        break;
+    }
+    default: break;
+    }
+    if (lt.kind != PQ_LT_NONE)
+        lt.raw_id = (int16_t)lt.kind;
+    return lt;
+}
+
 static bool parse_schema_element(pm *d, pq_schema_element *e)
 {
     tc_reader *r = &d->r;
@@ -727,6 +777,8 @@ static bool resolve_leaves(pm *d, pq_file_meta *m)
                     L->type_length = e->type_length;
                     L->converted_type = e->converted_type;
                     L->logical = e->logical;
+                    if (L->logical.kind == PQ_LT_NONE)
+                        L->logical = logical_from_converted(e);
                     L->scale = e->scale;
                     L->precision = e->precision;
                     L->repetition = (pq_repetition)e->repetition;

@@ -415,7 +415,7 @@ static void check_fixture(const fixture *fx)
     cr_expect_eq(m->num_rows, jint(fx->exp, "num_rows"));
     cr_expect(bytes_eq(m->created_by, jstr(fx->exp, "created_by")));
     cr_expect(m->version == 1 || m->version == 2);
-    cr_expect_str_eq(m->schema[0].name, "schema");
+    cr_expect_gt(m->schema[0].name_len, 0, "the root has a name (\"schema\", \"duckdb_schema\", ...)");
     check_leaves(fx, m);
     json_t *rgs = json_object_get(fx->exp, "row_groups");
     cr_assert_eq(m->n_row_groups, json_array_size(rgs));
