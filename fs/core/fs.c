@@ -43,6 +43,8 @@ struct sv_file {
     uint64_t streak_bytes;    /* bytes read in the current sequential streak */
     uint64_t prefetched_to;   /* end of what prefetch has already requested */
     size_t last_chunk;        /* chunk of the previous read, or SIZE_MAX */
+    size_t entered_chunk;     /* chunk the reads ran on into, or SIZE_MAX */
+    uint64_t entered_at;      /* where they entered it */
     uint8_t *chunk_fetched;   /* per layout chunk: whole-chunk prefetch started */
 
     bool has_layout;          /* a Parquet file whose footer parsed */
@@ -371,10 +373,17 @@ static void prefetch_span(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end, u
 }
 
 /* Parquet-aware prefetch: a read that starts inside a column chunk fetches
- * the rest of that chunk, in parallel parts, and nothing beyond it. A read
- * that merely continues the previous read across a chunk boundary (kernel
- * readahead running past the chunk the reader asked for) does not pull in
- * the next chunk. Returns false when the read is outside every chunk. */
+ * the rest of that chunk, in parallel parts, and nothing beyond it.
+ *
+ * The kernel reads up to a few hundred KiB past the end of each read(), so a
+ * read that merely continues the previous one into the next chunk is not
+ * proof that the reader wants that chunk. Such a chunk is fetched only once
+ * the reads have gone CONTINUATION_PROOF bytes into it; until then its reads
+ * are served block by block. Returns false when the read is outside every
+ * chunk. */
+#define CONTINUATION_TOLERANCE (512u << 10)
+#define CONTINUATION_PROOF (512u << 10)
+
 static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
 {
     /* The kernel aligns reads down to its 4 KiB pages, so a read of a chunk
@@ -385,16 +394,26 @@ static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
     if (!c)
         return false;
     const uint64_t from = off > c->start ? off : c->start;
-    const uint64_t tol = 2ull * fs->cfg.block_size;
-    bool trigger;
+    const uint64_t end = off + size;
+    bool trigger = false;
     pthread_mutex_lock(&f->seq_lock);
-    bool continues = f->seq_next > 0 && off + tol >= f->seq_next && off <= f->seq_next + tol;
-    trigger = !f->chunk_fetched[idx] && (!continues || f->last_chunk == idx);
-    if (trigger)
-        f->chunk_fetched[idx] = 1;
+    bool continues = f->seq_next > 0 && off + CONTINUATION_TOLERANCE >= f->seq_next &&
+                     off <= f->seq_next + CONTINUATION_TOLERANCE;
+    if (!f->chunk_fetched[idx]) {
+        if (!continues) {
+            trigger = true;
+        } else if (f->last_chunk != idx && f->entered_chunk != idx) {
+            f->entered_chunk = idx; /* entered by running on from another chunk */
+            f->entered_at = from;
+        }
+        if (f->entered_chunk == idx && end >= f->entered_at + CONTINUATION_PROOF)
+            trigger = true;
+        if (trigger)
+            f->chunk_fetched[idx] = 1;
+    }
     f->last_chunk = idx;
-    if (off + size > f->seq_next || !continues)
-        f->seq_next = off + size;
+    if (!continues || end > f->seq_next)
+        f->seq_next = end;
     pthread_mutex_unlock(&f->seq_lock);
     if (trigger) {
         uint64_t len = c->end - from;
@@ -505,6 +524,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
     snprintf(f->etag, sizeof f->etag, "%s", ta.etag);
     f->size = ta.size;
     f->last_chunk = SIZE_MAX;
+    f->entered_chunk = SIZE_MAX;
     pthread_mutex_init(&f->seq_lock, NULL);
     /* An inode is one immutable object version: its pages stay valid. */
     of->keep_cache = true;
