@@ -6,6 +6,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "decode.c assumes a little-endian host (PLAIN values are copied as is)"
@@ -296,57 +299,9 @@ DEFINE_DELTA(i64, int64_t, uint64_t, 64, pq_unpack_u64)
 
 /* ---------------- levels ---------------- */
 
-/* V1 level section at page[*pos]: RLE (4-byte length + hybrid) or BIT_PACKED. */
-static pqd_status v1_levels(const uint8_t *page, size_t page_len, size_t *pos, int enc,
-                            unsigned max_level, uint16_t *out, size_t n, const char *what,
-                            pqd_error *err)
-{
-    const unsigned w = pq_bit_width(max_level);
-    const size_t start = *pos;
-    pqd_status st;
-    if (enc == PQ_ENC_RLE) {
-        if (page_len - start < 4)
-            return pqd_fail(err, PQD_E_TRUNCATED, start, "%s: length prefix truncated", what);
-        const uint32_t len = le32(page + start);
-        if (len > page_len - start - 4)
-            return pqd_fail(err, PQD_E_TRUNCATED, start,
-                            "%s: length %u past the page end (%zu bytes left)", what, len,
-                            page_len - start - 4);
-        pq_rle_decoder r;
-        st = pq_rle_init(&r, page + start + 4, len, w, err);
-        if (st == PQD_OK)
-            st = pq_rle_get_u16(&r, out, n, err);
-        *pos = start + 4 + len;
-    } else if (enc == PQ_ENC_BIT_PACKED) {
-        const uint64_t len = ((uint64_t)n * w + 7) / 8;
-        st = pq_bitpacked_msb_u16(page + start, page_len - start, w, out, n, err);
-        if (st == PQD_OK)
-            *pos = start + (size_t)len;
-    } else {
-        return pqd_fail(err, PQD_E_UNSUPPORTED, start, "%s: unsupported level encoding %s (%d)",
-                        what, enc_name(enc), enc);
-    }
-    if (st != PQD_OK)
-        pqd_error_prefix(err, what);
-    return st;
-}
-
-static pqd_status hybrid_levels(const uint8_t *buf, size_t len, unsigned max_level,
-                                uint16_t *out, size_t n, const char *what, pqd_error *err)
-{
-    pq_rle_decoder r;
-    pqd_status st = pq_rle_init(&r, buf, len, pq_bit_width(max_level), err);
-    if (st == PQD_OK)
-        st = pq_rle_get_u16(&r, out, n, err);
-    if (st != PQD_OK)
-        pqd_error_prefix(err, what);
-    return st;
-}
-
 /* Check levels <= max_level; count entries equal to `count_value`. */
-static pqd_status scan_levels(const uint16_t *lv, size_t n, unsigned max_level,
-                              unsigned count_value, size_t *count, const char *what,
-                              pqd_error *err)
+static void scan_levels(const uint16_t *lv, size_t n, unsigned count_value, size_t *count,
+                        uint16_t *max)
 {
     uint16_t mx = 0;
     size_t c = 0;
@@ -355,11 +310,67 @@ static pqd_status scan_levels(const uint16_t *lv, size_t n, unsigned max_level,
         mx = v > mx ? v : mx;
         c += v == count_value;
     }
+    *count = c;
+    *max = mx;
+}
+
+static pqd_status check_max_level(uint16_t mx, unsigned max_level, const char *what,
+                                  pqd_error *err)
+{
     if (mx > max_level)
         return pqd_fail(err, PQD_E_RANGE, 0, "%s: level %u over the maximum %u", what, mx,
                         max_level);
-    *count = c;
     return PQD_OK;
+}
+
+/* Hybrid levels in buf[0..len): n values, *count of those equal to target. */
+static pqd_status hybrid_levels(const uint8_t *buf, size_t len, unsigned max_level,
+                                uint16_t *out, size_t n, unsigned target, size_t *count,
+                                const char *what, pqd_error *err)
+{
+    pq_rle_decoder r;
+    uint16_t mx = 0;
+    pqd_status st = pq_rle_init(&r, buf, len, pq_bit_width(max_level), err);
+    if (st == PQD_OK)
+        st = pq_rle_get_levels(&r, out, n, (uint16_t)target, count, &mx, err);
+    if (st != PQD_OK) {
+        pqd_error_prefix(err, what);
+        return st;
+    }
+    return check_max_level(mx, max_level, what, err);
+}
+
+/* V1 level section at page[*pos]: RLE (4-byte length + hybrid) or BIT_PACKED. */
+static pqd_status v1_levels(const uint8_t *page, size_t page_len, size_t *pos, int enc,
+                            unsigned max_level, uint16_t *out, size_t n, unsigned target,
+                            size_t *count, const char *what, pqd_error *err)
+{
+    const size_t start = *pos;
+    if (enc == PQ_ENC_RLE) {
+        if (page_len - start < 4)
+            return pqd_fail(err, PQD_E_TRUNCATED, start, "%s: length prefix truncated", what);
+        const uint32_t len = le32(page + start);
+        if (len > page_len - start - 4)
+            return pqd_fail(err, PQD_E_TRUNCATED, start,
+                            "%s: length %u past the page end (%zu bytes left)", what, len,
+                            page_len - start - 4);
+        *pos = start + 4 + len;
+        return hybrid_levels(page + start + 4, len, max_level, out, n, target, count, what, err);
+    }
+    if (enc == PQ_ENC_BIT_PACKED) {
+        const unsigned w = pq_bit_width(max_level);
+        const pqd_status st = pq_bitpacked_msb_u16(page + start, page_len - start, w, out, n, err);
+        if (st != PQD_OK) {
+            pqd_error_prefix(err, what);
+            return st;
+        }
+        *pos = start + (size_t)(((uint64_t)n * w + 7) / 8);
+        uint16_t mx;
+        scan_levels(out, n, target, count, &mx);
+        return check_max_level(mx, max_level, what, err);
+    }
+    return pqd_fail(err, PQD_E_UNSUPPORTED, start, "%s: unsupported level encoding %s (%d)", what,
+                    enc_name(enc), enc);
 }
 
 /* ---------------- values ---------------- */
@@ -375,7 +386,10 @@ typedef struct {
     pqd_error *err;
 } vctx;
 
-static pqd_status plain_byte_array(pq_decoder *d, const uint8_t *v, size_t vlen, size_t n,
+/* PLAIN BYTE_ARRAY: n length-prefixed values into offsets + payload, either
+ * in the decoder's reusable buffers (off_buf/data_buf) or, when those are
+ * NULL, in fresh allocations the caller owns (dictionary pages). */
+static pqd_status plain_byte_array(const uint8_t *v, size_t vlen, size_t n,
                                    uint32_t **offsets_out, uint8_t **data_out, dbuf *off_buf,
                                    dbuf *data_buf, pqd_error *err)
 {
@@ -383,38 +397,32 @@ static pqd_status plain_byte_array(pq_decoder *d, const uint8_t *v, size_t vlen,
         return pqd_fail(err, PQD_E_TRUNCATED, 0,
                         "PLAIN BYTE_ARRAY: %zu values need at least %llu bytes, %zu present", n,
                         (unsigned long long)n * 4, vlen);
-    (void)d;
-    uint32_t *off = off_buf ? dbuf_get(off_buf, (n + 1) * sizeof *off) : malloc((n + 1) * 4);
-    const size_t cap = vlen - n * 4;
-    uint8_t *data = data_buf ? dbuf_get(data_buf, cap) : malloc(cap ? cap : 1);
+    /* Payload bytes are at most vlen - 4n once every value is read, but a
+     * value may claim more before a later length prefix turns out missing:
+     * size the buffer for the whole section. */
+    const bool owned = !off_buf;
+    uint32_t *off = owned ? malloc((n + 1) * sizeof *off) : dbuf_get(off_buf, (n + 1) * 4);
+    uint8_t *data = owned ? malloc(vlen ? vlen : 1) : dbuf_get(data_buf, vlen);
+    pqd_status st = PQD_OK;
     if (!off || !data) {
-        if (!off_buf) {
-            free(off);
-            free(data);
-        }
-        return nomem(err, "PLAIN BYTE_ARRAY", vlen);
+        st = nomem(err, "PLAIN BYTE_ARRAY", vlen);
+        goto out;
     }
     size_t p = 0, o = 0;
     off[0] = 0;
     for (size_t i = 0; i < n; i++) {
         if (vlen - p < 4) {
-            if (!off_buf) {
-                free(off);
-                free(data);
-            }
-            return pqd_fail(err, PQD_E_TRUNCATED, p, "PLAIN BYTE_ARRAY: value %zu length truncated",
-                            i);
+            st = pqd_fail(err, PQD_E_TRUNCATED, p, "PLAIN BYTE_ARRAY: value %zu length truncated",
+                          i);
+            goto out;
         }
         const uint32_t len = le32(v + p);
         p += 4;
         if (len > vlen - p) {
-            if (!off_buf) {
-                free(off);
-                free(data);
-            }
-            return pqd_fail(err, PQD_E_TRUNCATED, p - 4,
-                            "PLAIN BYTE_ARRAY: value %zu of %u bytes past the end (%zu left)", i,
-                            len, vlen - p);
+            st = pqd_fail(err, PQD_E_TRUNCATED, p - 4,
+                          "PLAIN BYTE_ARRAY: value %zu of %u bytes past the end (%zu left)", i,
+                          len, vlen - p);
+            goto out;
         }
         memcpy(data + o, v + p, len);
         p += len;
@@ -423,7 +431,12 @@ static pqd_status plain_byte_array(pq_decoder *d, const uint8_t *v, size_t vlen,
     }
     *offsets_out = off;
     *data_out = data;
-    return PQD_OK;
+out:
+    if (st != PQD_OK && owned) {
+        free(off);
+        free(data);
+    }
+    return st;
 }
 
 static pqd_status dec_plain(vctx *c)
@@ -444,8 +457,8 @@ static pqd_status dec_plain(vctx *c)
     case PQ_BYTE_ARRAY: {
         uint32_t *off;
         uint8_t *data;
-        const pqd_status st = plain_byte_array(c->d, c->v, c->vlen, n, &off, &data,
-                                               &c->d->offsets, &c->d->data, c->err);
+        const pqd_status st = plain_byte_array(c->v, c->vlen, n, &off, &data, &c->d->offsets,
+                                               &c->d->data, c->err);
         if (st != PQD_OK)
             return st;
         out->offsets = off;
@@ -643,6 +656,72 @@ static pqd_status dec_delta_byte_array(vctx *c)
     return PQD_OK;
 }
 
+/* BYTE_STREAM_SPLIT with 4 and 8 streams: value i gathers byte i of each
+ * stream. SSE2 interleaves 16 values per step (unpacklo/hi of bytes, then
+ * 16-bit (and 32-bit) lanes); the tail, and non-SSE2 hosts, go bytewise. */
+static void bss_decode4(const uint8_t *v, size_t n, uint8_t *dst)
+{
+    const uint8_t *s0 = v, *s1 = v + n, *s2 = v + 2 * n, *s3 = v + 3 * n;
+    size_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) {
+        const __m128i a = _mm_loadu_si128((const __m128i *)(const void *)(s0 + i));
+        const __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(s1 + i));
+        const __m128i c = _mm_loadu_si128((const __m128i *)(const void *)(s2 + i));
+        const __m128i d = _mm_loadu_si128((const __m128i *)(const void *)(s3 + i));
+        const __m128i ab_lo = _mm_unpacklo_epi8(a, b), ab_hi = _mm_unpackhi_epi8(a, b);
+        const __m128i cd_lo = _mm_unpacklo_epi8(c, d), cd_hi = _mm_unpackhi_epi8(c, d);
+        uint8_t *o = dst + i * 4;
+        _mm_storeu_si128((__m128i *)(void *)o, _mm_unpacklo_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128((__m128i *)(void *)(o + 16), _mm_unpackhi_epi16(ab_lo, cd_lo));
+        _mm_storeu_si128((__m128i *)(void *)(o + 32), _mm_unpacklo_epi16(ab_hi, cd_hi));
+        _mm_storeu_si128((__m128i *)(void *)(o + 48), _mm_unpackhi_epi16(ab_hi, cd_hi));
+    }
+#endif
+    for (; i < n; i++) {
+        uint8_t *o = dst + i * 4;
+        o[0] = s0[i];
+        o[1] = s1[i];
+        o[2] = s2[i];
+        o[3] = s3[i];
+    }
+}
+
+static void bss_decode8(const uint8_t *v, size_t n, uint8_t *dst)
+{
+    const uint8_t *s[8];
+    for (unsigned j = 0; j < 8; j++)
+        s[j] = v + j * n;
+    size_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= n; i += 16) {
+        __m128i x[8];
+        for (unsigned j = 0; j < 8; j++)
+            x[j] = _mm_loadu_si128((const __m128i *)(const void *)(s[j] + i));
+        /* bytes: streams (0,1) (2,3) (4,5) (6,7) */
+        const __m128i p01l = _mm_unpacklo_epi8(x[0], x[1]), p01h = _mm_unpackhi_epi8(x[0], x[1]);
+        const __m128i p23l = _mm_unpacklo_epi8(x[2], x[3]), p23h = _mm_unpackhi_epi8(x[2], x[3]);
+        const __m128i p45l = _mm_unpacklo_epi8(x[4], x[5]), p45h = _mm_unpackhi_epi8(x[4], x[5]);
+        const __m128i p67l = _mm_unpacklo_epi8(x[6], x[7]), p67h = _mm_unpackhi_epi8(x[6], x[7]);
+        /* 16-bit lanes: bytes 0-3 and 4-7 of values 0-3, 4-7, 8-11, 12-15 */
+        const __m128i q0 = _mm_unpacklo_epi16(p01l, p23l), q1 = _mm_unpackhi_epi16(p01l, p23l);
+        const __m128i q2 = _mm_unpacklo_epi16(p01h, p23h), q3 = _mm_unpackhi_epi16(p01h, p23h);
+        const __m128i r0 = _mm_unpacklo_epi16(p45l, p67l), r1 = _mm_unpackhi_epi16(p45l, p67l);
+        const __m128i r2 = _mm_unpacklo_epi16(p45h, p67h), r3 = _mm_unpackhi_epi16(p45h, p67h);
+        uint8_t *o = dst + i * 8;
+        const __m128i out[8] = {_mm_unpacklo_epi32(q0, r0), _mm_unpackhi_epi32(q0, r0),
+                                _mm_unpacklo_epi32(q1, r1), _mm_unpackhi_epi32(q1, r1),
+                                _mm_unpacklo_epi32(q2, r2), _mm_unpackhi_epi32(q2, r2),
+                                _mm_unpacklo_epi32(q3, r3), _mm_unpackhi_epi32(q3, r3)};
+        for (unsigned j = 0; j < 8; j++)
+            _mm_storeu_si128((__m128i *)(void *)(o + 16 * j), out[j]);
+    }
+#endif
+    for (; i < n; i++)
+        for (unsigned j = 0; j < 8; j++)
+            dst[i * 8 + j] = s[j][i];
+}
+
 static pqd_status dec_byte_stream_split(vctx *c)
 {
     const pq_physical_type t = c->col->type;
@@ -661,40 +740,68 @@ static pqd_status dec_byte_stream_split(vctx *c)
     if (!dst)
         return nomem(c->err, "BYTE_STREAM_SPLIT", (size_t)need);
     const uint8_t *v = c->v;
-    if (k == 4) {
-        uint32_t *o = (uint32_t *)(void *)dst;
-        const uint8_t *s0 = v, *s1 = v + n, *s2 = v + 2 * n, *s3 = v + 3 * n;
-        for (size_t i = 0; i < n; i++)
-            o[i] = (uint32_t)s0[i] | (uint32_t)s1[i] << 8 | (uint32_t)s2[i] << 16 |
-                   (uint32_t)s3[i] << 24;
-    } else if (k == 8) {
-        uint64_t *o = (uint64_t *)(void *)dst;
-        const uint8_t *s[8];
-        for (unsigned j = 0; j < 8; j++)
-            s[j] = v + j * n;
-        for (size_t i = 0; i < n; i++)
-            o[i] = (uint64_t)s[0][i] | (uint64_t)s[1][i] << 8 | (uint64_t)s[2][i] << 16 |
-                   (uint64_t)s[3][i] << 24 | (uint64_t)s[4][i] << 32 | (uint64_t)s[5][i] << 40 |
-                   (uint64_t)s[6][i] << 48 | (uint64_t)s[7][i] << 56;
-    } else {
+    if (k == 4)
+        bss_decode4(v, n, dst);
+    else if (k == 8)
+        bss_decode8(v, n, dst);
+    else
         for (size_t j = 0; j < k; j++) {
             const uint8_t *s = v + j * n;
             for (size_t i = 0; i < n; i++)
                 dst[i * k + j] = s[i];
         }
-    }
     c->out->values = dst;
     return PQD_OK;
 }
 
+static pqd_status bad_index(vctx *c, const uint32_t *idx, const pq_dictionary *dict)
+{
+    uint32_t mx = 0;
+    for (size_t i = 0; i < c->n; i++)
+        mx = idx[i] > mx ? idx[i] : mx;
+    return pqd_fail(c->err, PQD_E_RANGE, 0,
+                    "dictionary index %u out of range (dictionary has %u entries)", mx,
+                    dict->count);
+}
+
+/* True when every idx[i] < count (SSE2: four unsigned compares per step). */
+static bool indices_below(const uint32_t *idx, size_t n, uint32_t count)
+{
+    size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i bias = _mm_set1_epi32((int)0x80000000u);
+    const __m128i lim = _mm_xor_si128(_mm_set1_epi32((int)count), bias);
+    __m128i bad = _mm_setzero_si128();
+    for (; i + 4 <= n; i += 4) {
+        const __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)(idx + i)),
+                                        bias);
+        /* v >= lim  <=>  !(lim > v) */
+        bad = _mm_or_si128(bad, _mm_andnot_si128(_mm_cmpgt_epi32(lim, v), _mm_set1_epi32(-1)));
+    }
+    if (_mm_movemask_epi8(bad))
+        return false;
+#endif
+    for (; i < n; i++)
+        if (idx[i] >= count)
+            return false;
+    return true;
+}
+
+/* Gather dictionary values by index (indices checked first for fixed-width
+ * values, during the sizing pass for byte arrays). */
 static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t *idx)
 {
     const size_t n = c->n;
+    const uint32_t count = dict->count;
     if (dict->type == PQ_BYTE_ARRAY) {
         uint64_t total = 0;
         const uint32_t *doff = dict->offsets;
-        for (size_t i = 0; i < n; i++)
-            total += doff[idx[i] + 1] - doff[idx[i]];
+        for (size_t i = 0; i < n; i++) {
+            const uint32_t k = idx[i];
+            if (k >= count)
+                return bad_index(c, idx, dict);
+            total += doff[k + 1] - doff[k];
+        }
         if (total > c->d->lim.max_value_bytes)
             return pqd_fail(c->err, PQD_E_LIMIT, 0,
                             "dictionary values add up to %llu bytes, over the limit %llu",
@@ -725,6 +832,8 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
     void *dst = dbuf_get(&c->d->values, (size_t)total);
     if (!dst)
         return nomem(c->err, "dictionary gather", (size_t)total);
+    if (!indices_below(idx, n, dict->count))
+        return bad_index(c, idx, dict);
     switch (w) {
     case 1: {
         const uint8_t *s = dict->values;
@@ -743,7 +852,15 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
     case 8: {
         const uint64_t *s = dict->values;
         uint64_t *o = dst;
-        for (size_t i = 0; i < n; i++)
+        size_t i = 0;
+        for (; i + 4 <= n; i += 4) {
+            const uint64_t a = s[idx[i]], b = s[idx[i + 1]], x = s[idx[i + 2]], y = s[idx[i + 3]];
+            o[i] = a;
+            o[i + 1] = b;
+            o[i + 2] = x;
+            o[i + 3] = y;
+        }
+        for (; i < n; i++)
             o[i] = s[idx[i]];
         break;
     }
@@ -791,16 +908,12 @@ static pqd_status dec_dictionary(vctx *c, const pq_dictionary *dict)
         pqd_error_prefix(c->err, "dictionary indices");
         return st;
     }
-    uint32_t mx = 0;
+    if (c->d->lim.materialize_dict)
+        return gather_dict(c, dict, idx); /* checks the indices as it goes */
     for (size_t i = 0; i < c->n; i++)
-        mx = idx[i] > mx ? idx[i] : mx;
-    if (mx >= dict->count)
-        return pqd_fail(c->err, PQD_E_RANGE, 0,
-                        "dictionary index %u out of range (dictionary has %u entries)", mx,
-                        dict->count);
-    if (!c->d->lim.materialize_dict)
-        return PQD_OK;
-    return gather_dict(c, dict, idx);
+        if (idx[i] >= dict->count)
+            return bad_index(c, idx, dict);
+    return PQD_OK;
 }
 
 static pqd_status decode_values(vctx *c, int enc, const pq_dictionary *dict)
@@ -859,6 +972,7 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
 
     const uint8_t *vals;
     size_t vals_len;
+    size_t nn = nv, rows = nv; /* entries with def == max_def / rep == 0 */
     if (!info->v2) {
         const uint8_t *page;
         st = inflate_body(d, col->codec, body, body_len, unc, &page, err);
@@ -866,10 +980,10 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
             return st;
         size_t pos = 0;
         if (rep && (st = v1_levels(page, unc, &pos, info->rep_level_encoding, col->max_rep, rep,
-                                   nv, "repetition levels", err)) != PQD_OK)
+                                   nv, 0, &rows, "repetition levels", err)) != PQD_OK)
             return st;
         if (def && (st = v1_levels(page, unc, &pos, info->def_level_encoding, col->max_def, def,
-                                   nv, "definition levels", err)) != PQD_OK)
+                                   nv, col->max_def, &nn, "definition levels", err)) != PQD_OK)
             return st;
         vals = page + pos;
         vals_len = unc - pos;
@@ -883,11 +997,11 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
                             "V2 level byte lengths %d+%d exceed the page (%zu stored, %zu "
                             "uncompressed)",
                             rl, dl, body_len, unc);
-        if (rep && (st = hybrid_levels(body, (size_t)rl, col->max_rep, rep, nv,
+        if (rep && (st = hybrid_levels(body, (size_t)rl, col->max_rep, rep, nv, 0, &rows,
                                        "repetition levels", err)) != PQD_OK)
             return st;
         if (def && (st = hybrid_levels(body + rl, (size_t)dl, col->max_def, def, nv,
-                                       "definition levels", err)) != PQD_OK)
+                                       col->max_def, &nn, "definition levels", err)) != PQD_OK)
             return st;
         const int codec = info->is_compressed ? col->codec : PQ_CODEC_UNCOMPRESSED;
         st = inflate_body(d, codec, body + lv, body_len - lv, unc - lv, &vals, err);
@@ -898,13 +1012,6 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
         vals_len = unc - lv;
     }
 
-    size_t nn = nv, rows = nv;
-    if (def && (st = scan_levels(def, nv, col->max_def, col->max_def, &nn, "definition levels",
-                                 err)) != PQD_OK)
-        return st;
-    if (rep && (st = scan_levels(rep, nv, col->max_rep, 0, &rows, "repetition levels", err)) !=
-                   PQD_OK)
-        return st;
     if (info->v2) {
         if (rep && nv > 0 && rep[0] != 0)
             return pqd_fail(err, PQD_E_CORRUPT, 0,
@@ -985,7 +1092,7 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
     out->type = col->type;
     out->width = width;
     if (col->type == PQ_BYTE_ARRAY) {
-        st = plain_byte_array(d, page, unc, n, &out->offsets, &out->data, NULL, NULL, err);
+        st = plain_byte_array(page, unc, n, &out->offsets, &out->data, NULL, NULL, err);
         if (st != PQD_OK) {
             pqd_error_prefix(err, "dictionary page");
             memset(out, 0, sizeof *out);

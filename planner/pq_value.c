@@ -363,6 +363,20 @@ pqd_status pqv_from_page(const pqv_type *t, const pq_page_values *pv, uint32_t i
                           err);
 }
 
+pqd_status pqv_from_dict(const pqv_type *t, const pq_dictionary *d, uint32_t i, pqv *out,
+                         pqd_error *err)
+{
+    if (i >= d->count)
+        return pqd_fail(err, PQD_E_RANGE, 0, "dictionary entry %u of %u", i, d->count);
+    if (d->type != t->physical)
+        return pqd_fail(err, PQD_E_INVALID, 0, "dictionary of type %d for a column of type %d",
+                        (int)d->type, (int)t->physical);
+    if (d->type == PQ_BYTE_ARRAY)
+        return pqv_from_plain(t, d->data + d->offsets[i], d->offsets[i + 1] - d->offsets[i], out,
+                              err);
+    return pqv_from_plain(t, (const uint8_t *)d->values + (size_t)i * d->width, d->width, out, err);
+}
+
 pqv pqv_bool(bool b)
 {
     pqv v = {.kind = PQV_BOOL};

@@ -120,6 +120,11 @@ pqd_status pqv_from_plain(const pqv_type *t, const uint8_t *p, size_t len, pqv *
 pqd_status pqv_from_page(const pqv_type *t, const pq_page_values *pv, uint32_t i, pqv *out,
                          pqd_error *err);
 
+/* Entry i of a decoded dictionary (i < d->count): evaluate a predicate once
+ * per entry, then map a page's dict_indices through the results. */
+pqd_status pqv_from_dict(const pqv_type *t, const pq_dictionary *d, uint32_t i, pqv *out,
+                         pqd_error *err);
+
 /* Literals. */
 pqv pqv_bool(bool b);
 pqv pqv_int(int64_t i);

@@ -2,6 +2,9 @@
 #include "rle_hybrid.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define ALWAYS_INLINE static inline __attribute__((always_inline))
 
@@ -89,6 +92,42 @@ DEFINE_UNPACK(u16, uint16_t)
 DEFINE_UNPACK(u32, uint32_t)
 DEFINE_UNPACK(u64, uint64_t)
 
+/* Width 1 (booleans, levels of flat optional columns): spread the 8 bits
+ * of a byte into 8 bytes with one multiply (copy the byte into every lane,
+ * keep bit i in lane i, then normalise each lane to 0/1). */
+ALWAYS_INLINE uint64_t spread_bits(uint8_t b)
+{
+    const uint64_t x = (b * 0x0101010101010101ull) & 0x8040201008040201ull;
+    return ((x + 0x7f7f7f7f7f7f7f7full) >> 7) & 0x0101010101010101ull;
+}
+
+static void groups1_u8(const uint8_t *in, uint8_t *out, size_t ngroups)
+{
+    for (size_t g = 0; g < ngroups; g++) {
+        const uint64_t v = spread_bits(in[g]);
+        memcpy(out + 8 * g, &v, 8);
+    }
+}
+
+static void groups1_u16(const uint8_t *in, uint16_t *out, size_t ngroups)
+{
+    size_t g = 0;
+#if defined(__SSE2__)
+    const __m128i zero = _mm_setzero_si128();
+    for (; g + 2 <= ngroups; g += 2) {
+        const __m128i b = _mm_set_epi64x((long long)spread_bits(in[g + 1]),
+                                         (long long)spread_bits(in[g]));
+        _mm_storeu_si128((__m128i *)(void *)(out + 8 * g), _mm_unpacklo_epi8(b, zero));
+        _mm_storeu_si128((__m128i *)(void *)(out + 8 * g + 8), _mm_unpackhi_epi8(b, zero));
+    }
+#endif
+    for (; g < ngroups; g++) {
+        const uint64_t v = spread_bits(in[g]);
+        for (unsigned i = 0; i < 8; i++)
+            out[8 * g + i] = (uint16_t)((v >> (8 * i)) & 1);
+    }
+}
+
 #define UC(F, W)                                                                                 \
     case W:                                                                                      \
         F(in, out, ngroups, W);                                                                  \
@@ -109,6 +148,10 @@ DEFINE_UNPACK(u64, uint64_t)
 #define DEFINE_DISPATCH(SUF, T, CASES)                                                           \
     static void groups_##SUF(const uint8_t *in, T *out, size_t ngroups, unsigned w)              \
     {                                                                                            \
+        if (W1_FAST_##SUF && w == 1) {                                                           \
+            W1_CALL_##SUF(in, out, ngroups);                                                     \
+            return;                                                                              \
+        }                                                                                        \
         switch (w) {                                                                             \
             CASES(groups_##SUF##_w)                                                              \
         default:                                                                                 \
@@ -169,6 +212,15 @@ DEFINE_UNPACK(u64, uint64_t)
             g++;                                                                                 \
         }                                                                                        \
     }
+
+#define W1_FAST_u8 1
+#define W1_FAST_u16 1
+#define W1_FAST_u32 0
+#define W1_FAST_u64 0
+#define W1_CALL_u8(in, out, n) groups1_u8(in, (uint8_t *)(out), n)
+#define W1_CALL_u16(in, out, n) groups1_u16(in, (uint16_t *)(out), n)
+#define W1_CALL_u32(in, out, n) (void)0
+#define W1_CALL_u64(in, out, n) (void)0
 
 DEFINE_DISPATCH(u8, uint8_t, UCASES8)
 DEFINE_DISPATCH(u16, uint16_t, UCASES16)
@@ -306,6 +358,98 @@ static pqd_status next_run(pq_rle_decoder *d, pqd_error *err)
 DEFINE_RLE_GET(u8, uint8_t, 8)
 DEFINE_RLE_GET(u16, uint16_t, 16)
 DEFINE_RLE_GET(u32, uint32_t, 32)
+
+static void fill_u16(uint16_t *out, uint16_t v, size_t k)
+{
+    if (v == 0) {
+        memset(out, 0, k * sizeof *out);
+        return;
+    }
+    const uint64_t pat = v * 0x0001000100010001ull;
+    size_t i = 0;
+    for (; i + 8 <= k; i += 8) {
+        memcpy(out + i, &pat, 8);
+        memcpy(out + i + 4, &pat, 8);
+    }
+    for (; i < k; i++)
+        out[i] = v;
+}
+
+/* Count of lv[i] == target and the largest lv[i]. */
+static void level_stats(const uint16_t *lv, size_t n, uint16_t target, size_t *count,
+                        uint16_t *max)
+{
+    size_t c = 0, i = 0;
+    uint16_t mx = 0;
+#if defined(__SSE2__)
+    /* Levels are <= 32767, so signed 16-bit max is exact. Lane counters
+     * are flushed before they can wrap. */
+    const __m128i t = _mm_set1_epi16((short)target);
+    __m128i vmax = _mm_setzero_si128();
+    while (i + 8 <= n) {
+        __m128i acc = _mm_setzero_si128();
+        const size_t end = n - i > 8 * 32767 ? i + 8 * 32767 : n;
+        for (; i + 8 <= end; i += 8) {
+            const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(lv + i));
+            acc = _mm_sub_epi16(acc, _mm_cmpeq_epi16(v, t));
+            vmax = _mm_max_epi16(vmax, v);
+        }
+        uint16_t lanes[8];
+        _mm_storeu_si128((__m128i *)(void *)lanes, acc);
+        for (unsigned k = 0; k < 8; k++)
+            c += lanes[k];
+    }
+    uint16_t m8[8];
+    _mm_storeu_si128((__m128i *)(void *)m8, vmax);
+    for (unsigned k = 0; k < 8; k++)
+        mx = m8[k] > mx ? m8[k] : mx;
+#endif
+    for (; i < n; i++) {
+        c += lv[i] == target;
+        mx = lv[i] > mx ? lv[i] : mx;
+    }
+    *count = c;
+    *max = mx;
+}
+
+pqd_status pq_rle_get_levels(pq_rle_decoder *d, uint16_t *out, size_t n, uint16_t target,
+                             size_t *count, uint16_t *max, pqd_error *err)
+{
+    if (d->bit_width > 15)
+        return pqd_fail(err, PQD_E_INVALID, 0, "RLE/bit-packed: bit width %u too wide for levels",
+                        d->bit_width);
+    size_t c = 0;
+    uint16_t mx = 0;
+    while (n) {
+        if (d->run_left == 0) {
+            const pqd_status st = next_run(d, err);
+            if (st != PQD_OK)
+                return st;
+            continue;
+        }
+        const size_t k = d->run_left < n ? (size_t)d->run_left : n;
+        if (d->rle) {
+            const uint16_t v = (uint16_t)d->rle_value;
+            fill_u16(out, v, k);
+            c += v == target ? k : 0;
+            mx = v > mx ? v : mx;
+        } else {
+            range_u16(d->buf + d->bp_data, d->bp_bytes, d->bit_width, d->bp_index, out, k);
+            d->bp_index += k;
+            size_t kc;
+            uint16_t km;
+            level_stats(out, k, target, &kc, &km);
+            c += kc;
+            mx = km > mx ? km : mx;
+        }
+        d->run_left -= k;
+        out += k;
+        n -= k;
+    }
+    *count = c;
+    *max = mx;
+    return PQD_OK;
+}
 
 /* ---- deprecated BIT_PACKED (MSB first) ---- */
 

@@ -48,6 +48,12 @@ pqd_status pq_rle_get_u32(pq_rle_decoder *d, uint32_t *out, size_t n, pqd_error 
 pqd_status pq_rle_get_u16(pq_rle_decoder *d, uint16_t *out, size_t n, pqd_error *err);
 pqd_status pq_rle_get_u8(pq_rle_decoder *d, uint8_t *out, size_t n, pqd_error *err);
 
+/* Levels (bit_width <= 15, so levels <= 32767): decode exactly n values like pq_rle_get_u16
+ * and, in the same pass, count the values equal to target (*count) and
+ * find the largest (*max). RLE runs cost O(1) for the statistics. */
+pqd_status pq_rle_get_levels(pq_rle_decoder *d, uint16_t *out, size_t n, uint16_t target,
+                             size_t *count, uint16_t *max, pqd_error *err);
+
 /* Byte offset just past the run last started (all of a bit-packed run's
  * groups, as far as the buffer holds them). */
 size_t pq_rle_consumed(const pq_rle_decoder *d);

@@ -10,7 +10,8 @@ and without nulls, tiny and large pages, several row groups, INT96
 timestamps, and nested (list, struct) columns whose definition and
 repetition levels are checked too. No mount or S3 is involved.
 
-Environment: PQ_DUMP_BIN (default <repo>/build/pq_dump).
+Environment: PQ_DUMP_BIN; by default pq_dump next to SIEVEFS_BIN (so the
+ASan+UBSan e2e run uses the sanitizer build), else <repo>/build/pq_dump.
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ import json
 import math
 import os
 import random
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -31,13 +33,19 @@ pc = pytest.importorskip("pyarrow.compute")
 
 REPO = Path(__file__).resolve().parents[2]
 N_ROWS = 3000
+SANITIZER_RE = re.compile(r"AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|runtime error:")
+
+pytestmark = pytest.mark.asan  # ~10 s under ASan; runs in the sanitizer e2e subset too
 
 decimal.getcontext().prec = 100
 
 
 @pytest.fixture(scope="session")
 def pq_dump_bin() -> str:
-    b = os.environ.get("PQ_DUMP_BIN") or str(REPO / "build" / "pq_dump")
+    b = os.environ.get("PQ_DUMP_BIN")
+    if not b and os.environ.get("SIEVEFS_BIN"):
+        b = str(Path(os.environ["SIEVEFS_BIN"]).parent / "pq_dump")
+    b = b or str(REPO / "build" / "pq_dump")
     if not (os.path.isfile(b) and os.access(b, os.X_OK)):
         pytest.fail(f"pq_dump not found or not executable: {b} "
                     f"(build it: cmake -S . -B build -G Ninja && cmake --build build, or set PQ_DUMP_BIN)")
@@ -150,6 +158,10 @@ def expected_leaf_values(arr):
         return pc.cast(arr, pa.int64()).to_pylist()
     if pa.types.is_string(t) or pa.types.is_binary(t) or pa.types.is_fixed_size_binary(t):
         return [_hex(v) for v in arr.to_pylist()]
+    if isinstance(t, pa.BaseExtensionType):
+        return expected_leaf_values(arr.storage)
+    if pa.types.is_null(t):
+        return [None] * len(arr)
     raise AssertionError(f"no expectation for {t}")
 
 
@@ -159,60 +171,99 @@ def normalize_got(values, physical: str):
     return values
 
 
-def expected_list_levels(pylist, elem_values):
-    """Levels of an optional list of optional elements (max_def 3, max_rep 1)."""
-    defs, reps, vals = [], [], []
-    for row in pylist:
-        if row is None:
-            defs.append(0)
-            reps.append(0)
-        elif len(row) == 0:
-            defs.append(1)
-            reps.append(0)
-        else:
-            for k, e in enumerate(row):
-                reps.append(0 if k == 0 else 1)
-                defs.append(3 if e is not None else 2)
-    for v in elem_values:
-        if v is not None:
-            vals.append(v)
-    return defs, reps, vals
+def _storage(t):
+    return t.storage_type if isinstance(t, pa.BaseExtensionType) else t
 
 
-def expected_struct_levels(pylist, field, conv):
-    """Levels of an optional field of an optional struct (max_def 2)."""
-    defs, vals = [], []
-    for row in pylist:
-        if row is None:
-            defs.append(0)
-        elif row[field] is None:
-            defs.append(1)
+def leaf_paths(t, path):
+    """Parquet leaf paths under a field, as pyarrow names them."""
+    t = _storage(t)
+    if pa.types.is_map(t):
+        return [f"{path}.key_value.key"] + leaf_paths(t.item_type, f"{path}.key_value.value")
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return leaf_paths(t.value_type, f"{path}.list.element")
+    if pa.types.is_struct(t):
+        return [p for f in t for p in leaf_paths(f.type, f"{path}.{f.name}")]
+    return [path]
+
+
+def shred(t, nullable, v, d, r, rdepth, path, out):
+    """Dremel shredding of one value: append (def, rep) to out[leaf] for every
+    leaf entry it produces. d/r: levels reached so far; rdepth: number of
+    repeated ancestors."""
+    if nullable:
+        if v is None:
+            for p in leaf_paths(t, path):
+                out[p].append((d, r))
+            return
+        d += 1
+    t = _storage(t)
+    if pa.types.is_map(t) or pa.types.is_list(t) or pa.types.is_large_list(t):
+        if pa.types.is_map(t):
+            children = [(t.key_type, False, f"{path}.key_value.key", 0),
+                        (t.item_type, t.item_field.nullable, f"{path}.key_value.value", 1)]
+            group = f"{path}.key_value"
         else:
-            defs.append(2)
-            vals.append(row[field])
-    return defs, [conv(v) for v in vals]
+            children = [(t.value_type, t.value_field.nullable, f"{path}.list.element", None)]
+            group = f"{path}.list"
+        if not v:  # empty: one entry at the group's level for every leaf below
+            for p in leaf_paths(t, path):
+                out[p].append((d, r))
+            return
+        del group
+        for i, e in enumerate(v):
+            rr = r if i == 0 else rdepth + 1
+            for ct, cn, cp, k in children:
+                shred(ct, cn, e if k is None else e[k], d + 1, rr, rdepth + 1, cp, out)
+        return
+    if pa.types.is_struct(t):
+        for f in t:
+            shred(f.type, f.nullable, v[f.name], d, r, rdepth, f"{path}.{f.name}", out)
+        return
+    out[path].append((d, r))
+
+
+def flat_leaves(arr, path):
+    """{leaf path: array of the leaf's entries} with parent nulls applied."""
+    t = arr.type
+    if isinstance(t, pa.BaseExtensionType):
+        return flat_leaves(arr.storage, path)
+    if pa.types.is_map(t):
+        as_list = pa.ListArray.from_arrays(
+            arr.offsets, pa.StructArray.from_arrays([arr.keys, arr.items], ["key", "value"]),
+            mask=arr.is_null())
+        entries = as_list.flatten()  # struct<key, value> of the entries of non-null maps
+        out = {f"{path}.key_value.key": entries.field("key")}
+        out.update(flat_leaves(entries.field("value"), f"{path}.key_value.value"))
+        return out
+    if pa.types.is_list(t) or pa.types.is_large_list(t):
+        return flat_leaves(arr.flatten(), f"{path}.list.element")
+    if pa.types.is_struct(t):
+        out = {}
+        for f, child in zip(t, arr.flatten()):
+            out.update(flat_leaves(child, f"{path}.{f.name}"))
+        return out
+    return {path: arr}
 
 
 def expected_columns(table):
-    """{leaf path: dict(values=..., def=..., rep=...)} for every leaf."""
+    """{leaf path: dict(values=..., def=..., rep=...)}; def/rep only for
+    nested leaves (the flat ones list nulls among the values)."""
     exp = {}
-    for name in table.column_names:
-        chunked = table.column(name)
+    for field in table.schema:
+        chunked = table.column(field.name)
         arr = pa.concat_arrays(chunked.chunks) if chunked.num_chunks != 1 else chunked.chunk(0)
-        t = arr.type
-        if pa.types.is_list(t):
-            flat = arr.flatten()  # skips null / empty lists, keeps null elements
-            elems = expected_leaf_values(flat)
-            defs, reps, vals = expected_list_levels(arr.to_pylist(), elems)
-            exp[f"{name}.list.element"] = {"values": vals, "def": defs, "rep": reps}
-        elif pa.types.is_struct(t):
-            rows = arr.to_pylist()
-            for f in t:
-                conv = (lambda v: v) if pa.types.is_integer(f.type) else _hex
-                defs, vals = expected_struct_levels(rows, f.name, conv)
-                exp[f"{name}.{f.name}"] = {"values": vals, "def": defs, "rep": [0] * len(defs)}
-        else:
-            exp[name] = {"values": expected_leaf_values(arr)}
+        t = _storage(field.type)
+        if not (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_struct(t)
+                or pa.types.is_map(t)):
+            exp[field.name] = {"values": expected_leaf_values(flat_leaves(arr, field.name)[field.name])}
+            continue
+        levels = {p: [] for p in leaf_paths(field.type, field.name)}
+        for v in arr.to_pylist():
+            shred(field.type, field.nullable, v, 0, 0, 0, field.name, levels)
+        for p, leaf in flat_leaves(arr, field.name).items():
+            vals = [v for v in expected_leaf_values(leaf) if v is not None]
+            exp[p] = {"values": vals, "def": [d for d, _ in levels[p]], "rep": [r for _, r in levels[p]]}
     return exp
 
 
@@ -232,6 +283,11 @@ def first_diff(a, b):
     return f"lengths differ: got {len(a)}, expected {len(b)}"
 
 
+def _flat_from_levels(e, max_def):
+    it = iter(e["values"])
+    return [next(it) if d == max_def else None for d in e["def"]]
+
+
 def check_file(pq_dump_bin, path, expect_encodings=None, expect_codec=None, expect_version=None):
     """pq_dump's output for every column equals what pyarrow reads from path."""
     got = run_dump(pq_dump_bin, path)
@@ -239,9 +295,14 @@ def check_file(pq_dump_bin, path, expect_encodings=None, expect_codec=None, expe
     assert sorted(got) == sorted(exp)
     for col, e in exp.items():
         g = got[col]
+        if "def" in e and "def" not in g:
+            # Nested for pyarrow but flat for Parquet (a required struct's
+            # optional field): compare the flat form.
+            e = {"values": _flat_from_levels(e, g["max_def"])}
         values = normalize_got(g["values"], g["physical"]) if g["kind"] == "FLOAT" else g["values"]
         assert values == e["values"], f"{path.name}: column {col} values: {first_diff(values, e['values'])}"
-        if "def" in e:
+        if "def" in g:
+            assert "def" in e, f"{col}: pq_dump treats it as nested, pyarrow as flat"
             assert g["def"] == e["def"], f"{col} def levels: {first_diff(g['def'], e['def'])}"
             assert g["rep"] == e["rep"], f"{col} rep levels: {first_diff(g['rep'], e['rep'])}"
         if expect_codec:
@@ -381,6 +442,7 @@ def test_empty_table(pq_dump_bin, tmp_path):
     p = tmp_path / "empty.parquet"
     pq.write_table(pa.table({"r32": [], "s": [], "rb": []}, schema=schema), p)
     r = subprocess.run([pq_dump_bin, str(p)], capture_output=True, text=True, timeout=60)
+    assert not SANITIZER_RE.search(r.stderr), r.stderr
     if r.returncode != 0 and "outside the data area" in r.stderr:
         pytest.xfail("planner/parquet_meta.c rejects the zero-length chunk range of an empty row group")
     assert r.returncode == 0, r.stderr
@@ -419,6 +481,9 @@ def test_corrupt_file_is_an_error_not_a_crash(pq_dump_bin, tmp_path, tables):
         q.write_bytes(bytes(d))
         r = subprocess.run([pq_dump_bin, str(q)], capture_output=True, text=True, timeout=60)
         assert r.returncode in (0, 1), (k, r.returncode, r.stderr[-500:])
+        assert not SANITIZER_RE.search(r.stderr), (k, r.stderr[-2000:])
+        if r.returncode == 1:
+            assert r.stderr.startswith("pq_dump: "), (k, r.stderr[-500:])
 
 
 def test_duckdb_written_files(pq_dump_bin, tmp_path):
@@ -437,3 +502,13 @@ def test_duckdb_written_files(pq_dump_bin, tmp_path):
         p = tmp_path / f"duck_{len(list(tmp_path.iterdir()))}.parquet"
         con.execute(f"COPY ({query}) TO '{p}' (FORMAT parquet, {opts})")
         check_file(pq_dump_bin, p)
+
+
+FIXTURES = sorted((REPO / "tests" / "fixtures" / "parquet").glob("*.parquet"))
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+def test_committed_fixtures(pq_dump_bin, path):
+    """The repository's fixtures, including Spark (parquet-java) and DuckDB
+    files, decode to what pyarrow reads."""
+    check_file(pq_dump_bin, path)

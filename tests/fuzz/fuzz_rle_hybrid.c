@@ -75,6 +75,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(s16 == s32);
         check(s16 != PQD_OK || memcmp(a, b, n * sizeof *a) == 0);
     }
+    if (w <= 15) {
+        /* Levels with fused statistics agree with a plain decode. */
+        pq_rle_decoder d;
+        uint16_t *lv = malloc((n ? n : 1) * sizeof *lv);
+        if (!lv)
+            abort();
+        const uint16_t target = (uint16_t)(data[3] & ((1u << w) - 1));
+        size_t count = 0;
+        uint16_t mx = 0;
+        check(pq_rle_init(&d, buf, len, w, NULL) == PQD_OK);
+        const pqd_status sl = pq_rle_get_levels(&d, lv, n, target, &count, &mx, NULL);
+        check(sl == s32);
+        if (sl == PQD_OK) {
+            size_t c = 0;
+            uint16_t m = 0;
+            for (size_t i = 0; i < n; i++) {
+                check(lv[i] == a[i]);
+                c += lv[i] == target;
+                m = lv[i] > m ? lv[i] : m;
+            }
+            check(c == count && m == mx);
+        }
+        free(lv);
+    }
     if (w <= 8) {
         const pqd_status s8 = read_all(buf, len, w, n, chunk, 2, b);
         check(s8 == s32);

@@ -272,17 +272,23 @@ Test(decode, dictionary_pages)
                      PQD_E_INVALID);
         tb_free(&body);
     }
-    /* An index past the dictionary. */
-    tbuf bad = {0};
-    put_levels_v1(&bad, def, n, 1);
-    idx[nn - 1] = 5;
-    tb_u8(&bad, 3);
-    tb_hybrid(&bad, idx, nn, 3, 8);
-    const pq_data_page_info binfo = v1((int32_t)n, PQ_ENC_RLE_DICTIONARY, bad.len);
+    /* An index past the dictionary, at the start, middle or end. */
     pq_page_values pv;
-    cr_expect_eq(pq_decode_data_page(d, &c, &binfo, bad.p, bad.len, &dict, &pv, &err), PQD_E_RANGE);
-    cr_expect(strstr(err.msg, "out of range") != NULL, "%s", err.msg);
-    tb_free(&bad);
+    const size_t where[] = {0, nn / 2 + 1, nn - 1};
+    for (size_t k = 0; k < 3; k++) {
+        const uint64_t saved = idx[where[k]];
+        idx[where[k]] = 5 + k;
+        tbuf bad = {0};
+        put_levels_v1(&bad, def, n, 1);
+        tb_u8(&bad, 3);
+        tb_hybrid(&bad, idx, nn, 3, 8);
+        const pq_data_page_info binfo = v1((int32_t)n, PQ_ENC_RLE_DICTIONARY, bad.len);
+        cr_expect_eq(pq_decode_data_page(d, &c, &binfo, bad.p, bad.len, &dict, &pv, &err),
+                     PQD_E_RANGE);
+        cr_expect(strstr(err.msg, "out of range") != NULL, "%s", err.msg);
+        idx[where[k]] = saved;
+        tb_free(&bad);
+    }
     /* Bit width byte over 32. */
     tbuf w33 = {0};
     put_levels_v1(&w33, def, n, 1);

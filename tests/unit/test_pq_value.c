@@ -355,3 +355,23 @@ Test(pq_value, from_decoded_page)
     cr_expect_eq(pqv_from_page(&ti, &pv, 0, &v0, &err), PQD_E_INVALID);
     pq_decoder_free(d);
 }
+
+Test(pq_value, from_dictionary)
+{
+    pq_decoder *d = pq_decoder_new(NULL);
+    const uint8_t body[] = {1, 0, 0, 0, 'b', 2, 0, 0, 0, 'a', 'z'};
+    const pq_column_desc c = {.type = PQ_BYTE_ARRAY, .codec = PQ_CODEC_UNCOMPRESSED};
+    const pq_dict_page_info di = {.num_values = 2, .encoding = PQ_ENC_PLAIN,
+                                  .uncompressed_page_size = sizeof body};
+    pq_dictionary dict;
+    cr_assert_eq(pq_decode_dictionary(d, &c, &di, body, sizeof body, &dict, NULL), PQD_OK);
+    const pqv_type t = resolve_ok(PQ_BYTE_ARRAY, -1, PQ_CT_UTF8, -1, -1, NULL);
+    pqv a, b;
+    cr_assert_eq(pqv_from_dict(&t, &dict, 0, &a, NULL), PQD_OK);
+    cr_assert_eq(pqv_from_dict(&t, &dict, 1, &b, NULL), PQD_OK);
+    cr_expect_eq(pqv_compare(&a, &b), PQV_GT);
+    pqd_error err;
+    cr_expect_eq(pqv_from_dict(&t, &dict, 2, &a, &err), PQD_E_RANGE);
+    pq_dictionary_free(&dict);
+    pq_decoder_free(d);
+}
