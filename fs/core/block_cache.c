@@ -259,6 +259,21 @@ void block_cache_complete(block_cache *bc, cache_block *b, int error)
     pthread_mutex_unlock(&bc->lock);
 }
 
+static void unpin_locked(block_cache *bc, cache_block *b);
+
+void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_t n, int error)
+{
+    pthread_mutex_lock(&bc->lock);
+    for (size_t i = 0; i < n; i++) {
+        blocks[i]->state = error ? BLOCK_FAILED : BLOCK_READY;
+        blocks[i]->error = error;
+    }
+    pthread_cond_broadcast(&bc->changed);
+    for (size_t i = 0; i < n; i++)
+        unpin_locked(bc, blocks[i]);
+    pthread_mutex_unlock(&bc->lock);
+}
+
 int block_cache_wait(block_cache *bc, cache_block *b)
 {
     pthread_mutex_lock(&bc->lock);
@@ -299,6 +314,12 @@ void block_cache_release_consumed(block_cache *bc, cache_block *b)
 void block_cache_release(block_cache *bc, cache_block *b)
 {
     pthread_mutex_lock(&bc->lock);
+    unpin_locked(bc, b);
+    pthread_mutex_unlock(&bc->lock);
+}
+
+static void unpin_locked(block_cache *bc, cache_block *b)
+{
     if (--b->pins == 0) {
         if (b->state == BLOCK_READY) {
             lru_push_front(bc, b);
@@ -309,5 +330,4 @@ void block_cache_release(block_cache *bc, cache_block *b)
         }
         /* A LOADING block with no pins cannot exist: its fetch holds a pin. */
     }
-    pthread_mutex_unlock(&bc->lock);
 }

@@ -49,6 +49,9 @@ cache_block *block_cache_lookup(block_cache *bc, uint64_t object_id, uint64_t in
 void block_cache_pin(block_cache *bc, cache_block *b);
 /* Mark a LOADING block READY (error == 0) or FAILED (errno) and wake waiters. */
 void block_cache_complete(block_cache *bc, cache_block *b, int error);
+/* Complete a run of LOADING blocks fetched together and drop the fetch's pin
+ * on each: one lock and one wake-up for the whole run. */
+void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_t n, int error);
 /* Wait until the block is no longer LOADING; returns 0 or the errno of a failure. */
 int block_cache_wait(block_cache *bc, cache_block *b);
 /* Unpin. A FAILED block is dropped when its last pin goes, so a later read retries. */

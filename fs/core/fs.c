@@ -276,10 +276,7 @@ static void fetch_done(void *ud, s3_status st, const char *errmsg)
     fetch_job *job = ud;
     if (st != S3_OK)
         log_error("read failed: %s", errmsg && errmsg[0] ? errmsg : s3_status_name(st));
-    for (size_t i = 0; i < job->n; i++) {
-        block_cache_complete(job->fs->cache, job->blocks[i], st == S3_OK ? 0 : EIO);
-        block_cache_release(job->fs->cache, job->blocks[i]);
-    }
+    block_cache_complete_run(job->fs->cache, job->blocks, job->n, st == S3_OK ? 0 : EIO);
     free(job);
 }
 
@@ -311,10 +308,7 @@ static void fetch_run(sv_fs *fs, const sv_file *f, cache_block **run, size_t n, 
     if (st != S3_OK) {
         log_error("cannot start GET of %s: %s", f->key, s3_status_name(st));
         free(job);
-        for (size_t i = 0; i < n; i++) {
-            block_cache_complete(fs->cache, run[i], EIO);
-            block_cache_release(fs->cache, run[i]);
-        }
+        block_cache_complete_run(fs->cache, run, n, EIO);
     }
 }
 
