@@ -355,6 +355,10 @@ static int cmd_mount(int argc, char **argv)
         fail("%s", err);
     if (rc != 0)
         log_error("%s", err);
+    /* The client first: stopping its transfer thread completes every fetch
+     * still in flight, and those completions touch the filesystem's cache. */
+    s3_client_destroy(s3.client);
+    s3.client = NULL;
     sv_fs_destroy(fs);
     cli_s3_close(&s3);
     free(bucket);

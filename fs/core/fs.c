@@ -25,11 +25,14 @@ struct sv_fs {
     uid_t uid;
     gid_t gid;
     int64_t start_time;
+    pthread_mutex_t handles_lock; /* guards the handles list */
+    sv_handle handles;            /* sentinel of the open files and directories */
 };
 
 /* Per open file. The sequential-read state has its own lock because the
  * kernel sends reads of one handle from several FUSE threads at once. */
 struct sv_file {
+    sv_handle handle; /* first member: the registry links it */
     uint64_t ino;
     bool is_virtual;
     char *virt;        /* rendered content of a virtual file */
@@ -50,6 +53,29 @@ struct sv_file {
     bool has_layout;          /* a Parquet file whose footer parsed */
     parquet_layout layout;
 };
+
+static void handle_register(sv_fs *fs, sv_handle *h, bool is_dir)
+{
+    h->is_dir = is_dir;
+    pthread_mutex_lock(&fs->handles_lock);
+    h->prev = &fs->handles;
+    h->next = fs->handles.next;
+    fs->handles.next->prev = h;
+    fs->handles.next = h;
+    pthread_mutex_unlock(&fs->handles_lock);
+}
+
+static void handle_unregister(sv_fs *fs, sv_handle *h)
+{
+    pthread_mutex_lock(&fs->handles_lock);
+    h->prev->next = h->next;
+    h->next->prev = h->prev;
+    h->prev = h->next = NULL;
+    pthread_mutex_unlock(&fs->handles_lock);
+}
+
+static void dir_free(sv_dir *d);
+static void file_free(sv_file *f);
 
 void sv_fs_config_defaults(sv_fs_config *cfg)
 {
@@ -83,6 +109,8 @@ sv_fs *sv_fs_create(s3_client *client, sv_stats *stats, const sv_fs_config *cfg)
     fs->uid = getuid();
     fs->gid = getgid();
     fs->start_time = (int64_t)time(NULL);
+    pthread_mutex_init(&fs->handles_lock, NULL);
+    fs->handles.prev = fs->handles.next = &fs->handles;
     fs->tree = tree_create(client, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
     fs->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
     if (!fs->tree || !fs->cache) {
@@ -96,6 +124,19 @@ void sv_fs_destroy(sv_fs *fs)
 {
     if (!fs)
         return;
+    /* Handles the kernel never released (the mount ended first). */
+    if (fs->handles.next) {
+        while (fs->handles.next != &fs->handles) {
+            sv_handle *h = fs->handles.next;
+            h->prev->next = h->next;
+            h->next->prev = h->prev;
+            if (h->is_dir)
+                dir_free((sv_dir *)h);
+            else
+                file_free((sv_file *)h);
+        }
+        pthread_mutex_destroy(&fs->handles_lock);
+    }
     tree_destroy(fs->tree);
     block_cache_destroy(fs->cache);
     free(fs);
@@ -218,9 +259,10 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
         d->entries = calloc(3, sizeof *d->entries);
         if (!d->entries || !dir_push(d, ".", ino, S_IFDIR) || !dir_push(d, "..", TREE_ROOT_INO, S_IFDIR) ||
             !dir_push(d, "stats", SV_INO_STATS, S_IFREG)) {
-            sv_fs_releasedir(d);
+            dir_free(d);
             return -ENOMEM;
         }
+        handle_register(fs, &d->handle, true);
         *out = d;
         return 0;
     }
@@ -246,17 +288,24 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
                       snap.entries[i].is_dir ? S_IFDIR : S_IFREG);
     tree_dir_snapshot_free(&snap);
     if (!ok) {
-        sv_fs_releasedir(d);
+        dir_free(d);
         return -ENOMEM;
     }
+    handle_register(fs, &d->handle, true);
     *out = d;
     return 0;
 }
 
-void sv_fs_releasedir(sv_dir *d)
+void sv_fs_releasedir(sv_fs *fs, sv_dir *d)
 {
     if (!d)
         return;
+    handle_unregister(fs, &d->handle);
+    dir_free(d);
+}
+
+static void dir_free(sv_dir *d)
+{
     for (size_t i = 0; i < d->n; i++)
         free(d->entries[i].name);
     free(d->entries);
@@ -497,6 +546,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
             return -ENOMEM;
         }
         of->direct_io = true;
+        handle_register(fs, &f->handle, false);
         *out = f;
         return 0;
     }
@@ -522,6 +572,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
     pthread_mutex_init(&f->seq_lock, NULL);
     /* An inode is one immutable object version: its pages stay valid. */
     of->keep_cache = true;
+    handle_register(fs, &f->handle, false);
     *out = f;
     size_t klen = strlen(f->key);
     if (klen > 8 && strcmp(f->key + klen - 8, ".parquet") == 0 && f->size >= 12) {
@@ -758,9 +809,14 @@ static void load_layout(sv_fs *fs, sv_file *f)
 
 void sv_fs_release(sv_fs *fs, sv_file *f)
 {
-    (void)fs;
     if (!f)
         return;
+    handle_unregister(fs, &f->handle);
+    file_free(f);
+}
+
+static void file_free(sv_file *f)
+{
     if (!f->is_virtual)
         pthread_mutex_destroy(&f->seq_lock);
     parquet_layout_free(&f->layout);

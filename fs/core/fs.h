@@ -66,13 +66,22 @@ typedef struct {
     mode_t mode;
 } sv_dirent;
 
+/* Open files and directories are registered with their sv_fs, so that the
+ * ones the kernel has not released yet when the mount ends (RELEASE is sent
+ * asynchronously after close) are freed by sv_fs_destroy. */
+typedef struct sv_handle {
+    struct sv_handle *prev, *next;
+    bool is_dir;
+} sv_handle;
+
 typedef struct {
+    sv_handle handle;   /* private */
     sv_dirent *entries; /* ".", ".." and the children */
     size_t n;
 } sv_dir;
 
 int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out);
-void sv_fs_releasedir(sv_dir *d);
+void sv_fs_releasedir(sv_fs *fs, sv_dir *d);
 
 typedef struct {
     bool direct_io;  /* only for virtual files whose content changes */

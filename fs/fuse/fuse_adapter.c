@@ -99,7 +99,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     fi->fh = (uint64_t)(uintptr_t)d;
     fi->cache_readdir = 0;
     if (fuse_reply_open(req, fi) == -ENOENT)
-        sv_fs_releasedir(d); /* the opener was interrupted */
+        sv_fs_releasedir(fs_of(req), d); /* the opener was interrupted */
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -131,7 +131,7 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
-    sv_fs_releasedir((sv_dir *)(uintptr_t)fi->fh);
+    sv_fs_releasedir(fs_of(req), (sv_dir *)(uintptr_t)fi->fh);
     fuse_reply_err(req, 0);
 }
 
