@@ -14,7 +14,7 @@
 #include "parquet_layout.h"
 #include "tree.h"
 
-#define MAX_RUN_BLOCKS 512 /* blocks per ranged GET; also bounded by max_request */
+#define MAX_RUN_BLOCKS 1024 /* blocks per ranged GET; also bounded by max_request */
 
 struct sv_fs {
     s3_client *client;
@@ -83,7 +83,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     cfg->prefix = "";
     cfg->cache_bytes = 512ull << 20;
     cfg->block_size = 16u << 10;
-    cfg->max_request = 8ull << 20;
+    cfg->max_request = 16ull << 20;
     cfg->max_window = 64ull << 20;
     cfg->min_streak = 4ull << 20;
     cfg->tail_bytes = 64u << 10;
@@ -318,6 +318,7 @@ typedef struct {
     sv_fs *fs;
     size_t n;
     cache_block *blocks[MAX_RUN_BLOCKS];
+    struct iovec iov[MAX_RUN_BLOCKS];
 } fetch_job;
 
 static void fetch_done(void *ud, s3_status st, const char *errmsg)
@@ -335,16 +336,15 @@ static void fetch_run(sv_fs *fs, const sv_file *f, cache_block **run, size_t n, 
 {
     if (n == 0)
         return;
-    fetch_job *job = calloc(1, sizeof *job);
-    struct iovec iov[MAX_RUN_BLOCKS];
-    uint64_t len = 0;
-    for (size_t i = 0; i < n; i++) {
-        iov[i].iov_base = run[i]->data;
-        iov[i].iov_len = run[i]->len;
-        len += run[i]->len;
-    }
+    fetch_job *job = malloc(sizeof *job);
     s3_status st = S3_ERR_NOMEM;
     if (job) {
+        uint64_t len = 0;
+        for (size_t i = 0; i < n; i++) {
+            job->iov[i].iov_base = run[i]->data;
+            job->iov[i].iov_len = run[i]->len;
+            len += run[i]->len;
+        }
         job->fs = fs;
         job->n = n;
         memcpy(job->blocks, run, n * sizeof *run);
@@ -352,7 +352,8 @@ static void fetch_run(sv_fs *fs, const sv_file *f, cache_block **run, size_t n, 
         uint64_t offset = run[0]->index * fs->cfg.block_size;
         log_trace("GET %s bytes %llu-%llu (%s)", f->key, (unsigned long long)offset,
                   (unsigned long long)(offset + len - 1), high_priority ? "demand" : "prefetch");
-        st = s3_get_async(fs->client, f->key, f->etag, offset, len, iov, n, &opts, fetch_done, job);
+        st = s3_get_async(fs->client, f->key, f->etag, offset, len, job->iov, n, &opts, fetch_done,
+                          job);
     }
     if (st != S3_OK) {
         log_error("cannot start GET of %s: %s", f->key, s3_status_name(st));
@@ -460,7 +461,7 @@ static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
     pthread_mutex_unlock(&f->seq_lock);
     if (trigger) {
         uint64_t len = c->end - from;
-        /* Parallel parts: a quarter of the chunk each, 1 to 8 MiB. */
+        /* Parallel parts: a quarter of the chunk each, 1 MiB to max_request. */
         uint64_t part = len / 4;
         if (part < (1u << 20))
             part = 1u << 20;

@@ -22,7 +22,7 @@
 
 #define EMPTY_PAYLOAD_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define ERROR_BODY_MAX (64u << 10) /* keep at most this much of an error response */
-#define MAX_IOV 512
+#define MAX_IOV 1024
 
 typedef enum { REQ_GET, REQ_HEAD, REQ_LIST } req_kind;
 
