@@ -425,7 +425,7 @@ static void prefetch_span(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end, u
  * the reads have gone CONTINUATION_PROOF bytes into it; until then its reads
  * are served block by block. Returns false when the read is outside every
  * chunk. */
-#define CONTINUATION_TOLERANCE (512u << 10)
+#define CONTINUATION_TOLERANCE (1u << 20) /* kernel reads arrive out of order across FUSE threads */
 #define CONTINUATION_PROOF (512u << 10)
 
 static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
