@@ -57,6 +57,9 @@ static const char usage_mount[] =
     "                        arrives within MS milliseconds (default 10000)\n"
     "  --dir-ttl SECONDS     how long a directory listing is reused (default 60;\n"
     "                        _delta_log/ directories: 1)\n"
+    "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
+    "                        A read() up to this size is fetched exactly; larger\n"
+    "                        values make memory-mapped readers (polars) fetch more\n"
     "  -f, --foreground      stay in the foreground, log to stderr\n"
     "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
@@ -75,6 +78,7 @@ typedef struct {
     unsigned max_connections;
     unsigned stall_ms;
     uint64_t dir_ttl_s;
+    uint64_t read_ahead;
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
@@ -106,7 +110,7 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -114,6 +118,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"max-connections", required_argument, NULL, OPT_MAXCONN},
         {"stall-timeout", required_argument, NULL, OPT_STALL},
         {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
+        {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -125,6 +130,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->max_connections = 32;
     o->stall_ms = 10000;
     o->dir_ttl_s = 60;
+    o->read_ahead = 2u << 20;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -167,6 +173,11 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_uint(optarg, 0, 86400, &u))
                 fail("--dir-ttl '%s': expected seconds from 0 to 86400", optarg);
             o->dir_ttl_s = u;
+            break;
+        case OPT_READAHEAD:
+            if (!cli_parse_size(optarg, &o->read_ahead) || o->read_ahead < 4096 ||
+                o->read_ahead > (64ull << 20))
+                fail("--read-ahead '%s': expected a size from 4K to 64M, like 128K or 2M", optarg);
             break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
@@ -346,7 +357,7 @@ static int cmd_mount(int argc, char **argv)
         .fsname = fsname,
         .extra_opts = o.fuse_opts,
         .max_threads = 16,
-        .max_readahead = 128u << 10,
+        .max_readahead = (unsigned)o.read_ahead,
         .debug = o.debug_fuse,
         .on_mounted = on_mounted,
     };
