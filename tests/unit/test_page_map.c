@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_files.h"
+
 /* ------------------------------------------------------------------ */
 /* fixtures                                                            */
 /* ------------------------------------------------------------------ */
@@ -22,27 +24,9 @@ typedef struct {
     pq_file_meta *m;
 } fixture;
 
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    cr_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
-
 static int load_fixtures(fixture *out, int max)
 {
-    char dir[1024];
-    snprintf(dir, sizeof dir, "%s", __FILE__);
-    char *p = strstr(dir, "/unit/test_page_map.c");
-    cr_assert(p != NULL);
-    snprintf(p, sizeof dir - (size_t)(p - dir), "/fixtures/parquet");
+    const char *dir = FIXTURE_DIR;
     DIR *d = opendir(dir);
     cr_assert(d != NULL, "no fixture dir %s", dir);
     int n = 0;
@@ -56,7 +40,7 @@ static int load_fixtures(fixture *out, int max)
         snprintf(fx->name, sizeof fx->name, "%.*s", (int)(l - 8), e->d_name);
         char path[1400];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        fx->data = read_file(path, &fx->len);
+        fx->data = fixture_read(path, &fx->len);
         snprintf(path, sizeof path, "%s/%s.json", dir, fx->name);
         json_error_t je;
         fx->exp = json_load_file(path, 0, &je);

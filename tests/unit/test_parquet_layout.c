@@ -4,26 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_files.h"
 #include "parquet_layout.h"
-
-#ifndef SIEVE_SOURCE_DIR
-#define SIEVE_SOURCE_DIR "."
-#endif
 
 static uint8_t *slurp(const char *name, size_t *len)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/tests/fixtures/parquet/%s", SIEVE_SOURCE_DIR, name);
-    FILE *f = fopen(path, "rb");
-    cr_assert_not_null(f, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc((size_t)n);
-    cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
+    snprintf(path, sizeof path, "%s/%s", FIXTURE_DIR, name);
+    return fixture_read(path, len);
 }
 
 Test(parquet_layout, tail_hint_bounds)

@@ -9,32 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fixture_files.h"
+
 /* ------------------------------------------------------------------ */
 /* fixtures                                                            */
 /* ------------------------------------------------------------------ */
-
-static void fixture_dir(char *buf, size_t len)
-{
-    /* __FILE__ is .../tests/unit/test_parquet_meta.c */
-    snprintf(buf, len, "%s", __FILE__);
-    char *p = strstr(buf, "/unit/test_parquet_meta.c");
-    cr_assert(p != NULL, "unexpected __FILE__ %s", __FILE__);
-    snprintf(p, len - (size_t)(p - buf), "/fixtures/parquet");
-}
-
-static uint8_t *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    cr_assert(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    const long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(n > 0 ? (size_t)n : 1);
-    cr_assert(buf && fread(buf, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return buf;
-}
 
 typedef struct {
     char name[128];
@@ -45,8 +24,7 @@ typedef struct {
 
 static int fixture_list(fixture *out, int max)
 {
-    char dir[1024];
-    fixture_dir(dir, sizeof dir);
+    const char *dir = FIXTURE_DIR;
     DIR *d = opendir(dir);
     cr_assert(d != NULL, "no fixture dir %s", dir);
     int n = 0;
@@ -59,7 +37,7 @@ static int fixture_list(fixture *out, int max)
         snprintf(fx->name, sizeof fx->name, "%.*s", (int)(l - 8), e->d_name);
         char path[1400];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        fx->data = read_file(path, &fx->len);
+        fx->data = fixture_read(path, &fx->len);
         snprintf(path, sizeof path, "%s/%s.json", dir, fx->name);
         json_error_t je;
         fx->exp = json_load_file(path, 0, &je);
