@@ -1,4 +1,4 @@
-/* sievefs command line: `sievefs mount`, `sievefs inspect`, --help, --version. */
+/* sievefs command line: `sievefs mount`, `sievefs inspect`, `sievefs hint`, --help, --version. */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -14,6 +14,7 @@
 
 #include "aws_config.h"
 #include "cli_common.h"
+#include "cli_hint.h"
 #include "cli_inspect.h"
 #include "fs.h"
 #include "fuse_adapter.h"
@@ -396,6 +397,8 @@ int main(int argc, char **argv)
         return cmd_mount(argc - 1, argv + 1);
     if (strcmp(cmd, "inspect") == 0)
         return cli_inspect(argc - 1, argv + 1);
+    if (strcmp(cmd, "hint") == 0)
+        return cli_hint(argc - 1, argv + 1);
     fprintf(stderr, "sievefs: error: unknown command '%s' (see sievefs --help)\n", cmd);
     return 2;
 }

@@ -10,51 +10,13 @@
 #include <unistd.h>
 
 #include "block_cache.h"
+#include "fs_internal.h"
 #include "log.h"
 #include "parquet_layout.h"
 #include "tree.h"
+#include "view.h"
 
-#define MAX_RUN_BLOCKS 1024 /* blocks per ranged GET; also bounded by max_request */
-
-struct sv_fs {
-    s3_client *client;
-    sv_stats *stats;
-    tree *tree;
-    block_cache *cache;
-    sv_fs_config cfg;
-    uid_t uid;
-    gid_t gid;
-    int64_t start_time;
-    pthread_mutex_t handles_lock; /* guards the handles list */
-    sv_handle handles;            /* sentinel of the open files and directories */
-};
-
-/* Per open file. The sequential-read state has its own lock because the
- * kernel sends reads of one handle from several FUSE threads at once. */
-struct sv_file {
-    sv_handle handle; /* first member: the registry links it */
-    uint64_t ino;
-    bool is_virtual;
-    char *virt;        /* rendered content of a virtual file */
-    size_t virt_len;
-    char *key;
-    char etag[S3_ETAG_MAX + 1];
-    uint64_t size;
-
-    pthread_mutex_t seq_lock; /* guards the fields below */
-    uint64_t seq_next;        /* where a sequential reader would read next */
-    uint64_t streak_bytes;    /* bytes read in the current sequential streak */
-    uint64_t prefetched_to;   /* end of what prefetch has already requested */
-    size_t last_chunk;        /* chunk of the previous read, or SIZE_MAX */
-    size_t entered_chunk;     /* chunk the reads ran on into, or SIZE_MAX */
-    uint64_t entered_at;      /* where they entered it */
-    uint8_t *chunk_fetched;   /* per layout chunk: whole-chunk prefetch started */
-
-    bool has_layout;          /* a Parquet file whose footer parsed */
-    parquet_layout layout;
-};
-
-static void handle_register(sv_fs *fs, sv_handle *h, bool is_dir)
+void fs_handle_register(sv_fs *fs, sv_handle *h, bool is_dir)
 {
     h->is_dir = is_dir;
     pthread_mutex_lock(&fs->handles_lock);
@@ -74,8 +36,13 @@ static void handle_unregister(sv_fs *fs, sv_handle *h)
     pthread_mutex_unlock(&fs->handles_lock);
 }
 
+static void handle_register(sv_fs *fs, sv_handle *h, bool is_dir)
+{
+    fs_handle_register(fs, h, is_dir);
+}
+
 static void dir_free(sv_dir *d);
-static void file_free(sv_file *f);
+static void file_free(sv_fs *fs, sv_file *f);
 
 void sv_fs_config_defaults(sv_fs_config *cfg)
 {
@@ -113,7 +80,8 @@ sv_fs *sv_fs_create(s3_client *client, sv_stats *stats, const sv_fs_config *cfg)
     fs->handles.prev = fs->handles.next = &fs->handles;
     fs->tree = tree_create(client, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
     fs->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
-    if (!fs->tree || !fs->cache) {
+    fs->views = views_create();
+    if (!fs->tree || !fs->cache || !fs->views) {
         sv_fs_destroy(fs);
         return NULL;
     }
@@ -133,10 +101,11 @@ void sv_fs_destroy(sv_fs *fs)
             if (h->is_dir)
                 dir_free((sv_dir *)h);
             else
-                file_free((sv_file *)h);
+                file_free(fs, (sv_file *)h);
         }
         pthread_mutex_destroy(&fs->handles_lock);
     }
+    views_destroy(fs->views);
     tree_destroy(fs->tree);
     block_cache_destroy(fs->cache);
     free(fs);
@@ -209,10 +178,16 @@ int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
             virtual_attr(fs, SV_INO_STATS, out);
             return 0;
         }
+        if (strcmp(name, "hints") == 0)
+            return views_getattr(fs, SV_INO_HINTS, out);
+        if (strcmp(name, "views") == 0)
+            return views_getattr(fs, SV_INO_VIEWS, out);
         return -ENOENT;
     }
     if (parent == SV_INO_STATS)
         return -ENOTDIR;
+    if (views_owns(parent))
+        return views_lookup(fs, parent, name, out);
     tree_attr ta;
     s3_status st = tree_lookup(fs->tree, parent, name, &ta);
     if (st != S3_OK)
@@ -227,6 +202,8 @@ int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
         virtual_attr(fs, ino, out);
         return 0;
     }
+    if (views_owns(ino))
+        return views_getattr(fs, ino, out);
     tree_attr ta;
     s3_status st = tree_getattr(fs->tree, ino, &ta);
     if (st != S3_OK)
@@ -256,11 +233,22 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
     if (!d)
         return -ENOMEM;
     if (ino == SV_INO_CONTROL) {
-        d->entries = calloc(3, sizeof *d->entries);
+        d->entries = calloc(5, sizeof *d->entries);
         if (!d->entries || !dir_push(d, ".", ino, S_IFDIR) || !dir_push(d, "..", TREE_ROOT_INO, S_IFDIR) ||
-            !dir_push(d, "stats", SV_INO_STATS, S_IFREG)) {
+            !dir_push(d, "stats", SV_INO_STATS, S_IFREG) || !dir_push(d, "hints", SV_INO_HINTS, S_IFDIR) ||
+            !dir_push(d, "views", SV_INO_VIEWS, S_IFDIR)) {
             dir_free(d);
             return -ENOMEM;
+        }
+        handle_register(fs, &d->handle, true);
+        *out = d;
+        return 0;
+    }
+    if (views_owns(ino)) {
+        int r = views_opendir(fs, ino, d);
+        if (r < 0) {
+            dir_free(d);
+            return r;
         }
         handle_register(fs, &d->handle, true);
         *out = d;
@@ -523,27 +511,57 @@ static bool maybe_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
 
 static void load_layout(sv_fs *fs, sv_file *f);
 
+void fs_file_init_seq(sv_file *f)
+{
+    f->last_chunk = SIZE_MAX;
+    f->entered_chunk = SIZE_MAX;
+    pthread_mutex_init(&f->seq_lock, NULL);
+}
+
+int fs_file_bind_object(sv_fs *fs, sv_file *f, uint64_t base_ino)
+{
+    tree_attr ta;
+    s3_status st = tree_getattr(fs->tree, base_ino, &ta);
+    if (st != S3_OK)
+        return status_errno(st);
+    if (ta.is_dir)
+        return -EISDIR;
+    f->key = tree_key(fs->tree, base_ino);
+    if (!f->key)
+        return -ENOMEM;
+    f->ino = base_ino;
+    snprintf(f->etag, sizeof f->etag, "%s", ta.etag);
+    f->size = ta.size;
+    return 0;
+}
+
+static bool is_parquet_name(const char *key)
+{
+    size_t klen = strlen(key);
+    return klen > 8 && strcmp(key + klen - 8, ".parquet") == 0;
+}
+
 int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of)
 {
     *out = NULL;
     memset(of, 0, sizeof *of);
-    if ((flags & O_ACCMODE) != O_RDONLY)
+    if (ino == SV_INO_CONTROL)
+        return -EISDIR;
+    if ((flags & O_ACCMODE) != O_RDONLY && !views_owns(ino))
         return -EROFS;
     sv_file *f = calloc(1, sizeof *f);
     if (!f)
         return -ENOMEM;
     f->ino = ino;
-    if (ino == SV_INO_CONTROL) {
-        free(f);
-        return -EISDIR;
-    }
+    fs_file_init_seq(f);
     if (ino == SV_INO_STATS) {
         /* A snapshot at open, so one reader sees one consistent document. */
+        f->kind = SV_FILE_VIRTUAL;
         f->is_virtual = true;
         f->virt = malloc(2048);
         f->virt_len = f->virt ? render_stats(fs, f->virt, 2048) : 0;
         if (!f->virt) {
-            free(f);
+            file_free(fs, f);
             return -ENOMEM;
         }
         of->direct_io = true;
@@ -551,32 +569,28 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         *out = f;
         return 0;
     }
-    tree_attr ta;
-    s3_status st = tree_getattr(fs->tree, ino, &ta);
-    if (st != S3_OK) {
-        free(f);
-        return status_errno(st);
+    if (views_owns(ino)) {
+        int r = views_open(fs, ino, flags, f, of);
+        if (r < 0) {
+            file_free(fs, f);
+            return r;
+        }
+        handle_register(fs, &f->handle, false);
+        *out = f;
+        if (f->kind == SV_FILE_VIEW && is_parquet_name(f->key) && f->size >= 12)
+            load_layout(fs, f); /* the footer and page index, real and cached */
+        return 0;
     }
-    if (ta.is_dir) {
-        free(f);
-        return -EISDIR;
+    int r = fs_file_bind_object(fs, f, ino);
+    if (r < 0) {
+        file_free(fs, f);
+        return r;
     }
-    f->key = tree_key(fs->tree, ino);
-    if (!f->key) {
-        free(f);
-        return -ENOMEM;
-    }
-    snprintf(f->etag, sizeof f->etag, "%s", ta.etag);
-    f->size = ta.size;
-    f->last_chunk = SIZE_MAX;
-    f->entered_chunk = SIZE_MAX;
-    pthread_mutex_init(&f->seq_lock, NULL);
     /* An inode is one immutable object version: its pages stay valid. */
     of->keep_cache = true;
     handle_register(fs, &f->handle, false);
     *out = f;
-    size_t klen = strlen(f->key);
-    if (klen > 8 && strcmp(f->key + klen - 8, ".parquet") == 0 && f->size >= 12) {
+    if (is_parquet_name(f->key) && f->size >= 12) {
         load_layout(fs, f);
     } else if (f->size > 0 && fs->cfg.tail_bytes > 0) {
         /* Other files: the tail, in the background, in case it is a footer. */
@@ -584,6 +598,51 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         prefetch_span(fs, f, f->size - tail, f->size, fs->cfg.max_request, true);
     }
     return 0;
+}
+
+int sv_fs_create_file(sv_fs *fs, uint64_t parent, const char *name, int flags, sv_file **out,
+                      sv_attr *attr)
+{
+    *out = NULL;
+    if (!views_owns(parent))
+        return -EROFS;
+    sv_file *f = calloc(1, sizeof *f);
+    if (!f)
+        return -ENOMEM;
+    fs_file_init_seq(f);
+    int r = views_create_file(fs, parent, name, flags, f, attr);
+    if (r < 0) {
+        file_free(fs, f);
+        return r;
+    }
+    f->ino = attr->ino;
+    handle_register(fs, &f->handle, false);
+    *out = f;
+    return 0;
+}
+
+ssize_t sv_fs_write(sv_fs *fs, sv_file *f, uint64_t off, const char *buf, size_t size)
+{
+    return views_write(fs, f, off, buf, size);
+}
+
+int sv_fs_flush(sv_fs *fs, sv_file *f)
+{
+    return f->kind == SV_FILE_HINT_WRITE ? views_flush(fs, f) : 0;
+}
+
+int sv_fs_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size)
+{
+    if (!views_owns(ino))
+        return -EROFS;
+    return views_truncate(fs, ino, f, size);
+}
+
+int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name)
+{
+    if (!views_owns(parent))
+        return -EROFS;
+    return views_unlink(fs, parent, name);
 }
 
 static ssize_t read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
@@ -610,9 +669,34 @@ static ssize_t read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, str
         *niov = 1;
         return (ssize_t)n;
     }
+    if (f->kind == SV_FILE_HINT_WRITE)
+        return -EBADF;
     if (from_reader) {
         STAT_ADD(fs->stats, fuse_reads, 1);
-        log_trace("read %s offset %llu size %zu", f->key, (unsigned long long)off, size);
+        log_trace("read %s offset %llu size %zu%s", f->key, (unsigned long long)off, size,
+                  f->kind == SV_FILE_VIEW ? " (view)" : "");
+    }
+    if (f->kind == SV_FILE_VIEW && from_reader) {
+        /* A view's bytes are assembled per page into a private buffer. */
+        if (off >= f->size || size == 0 || maxiov == 0)
+            return 0;
+        size_t n = f->size - off < size ? (size_t)(f->size - off) : size;
+        uint8_t *buf = malloc(n);
+        if (!buf)
+            return -ENOMEM;
+        ssize_t r = views_read(fs, f, off, n, buf);
+        if (r <= 0) {
+            free(buf);
+            if (r < 0)
+                STAT_ADD(fs->stats, errors, 1);
+            return r;
+        }
+        pins->owned = buf;
+        iov[0].iov_base = buf;
+        iov[0].iov_len = (size_t)r;
+        *niov = 1;
+        STAT_ADD(fs->stats, fuse_read_bytes, (uint64_t)r);
+        return r;
     }
     if (off >= f->size || size == 0)
         return 0;
@@ -751,6 +835,29 @@ ssize_t sv_fs_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, char *buf)
     return read_copy(fs, f, off, size, buf, true);
 }
 
+ssize_t fs_read_real(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *buf)
+{
+    if (off >= f->size)
+        return 0;
+    if (size > f->size - off)
+        size = (size_t)(f->size - off);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = read_copy(fs, f, off + done, size - done, (char *)buf + done, false);
+        if (n < 0)
+            return n;
+        if (n == 0)
+            break;
+        done += (size_t)n;
+    }
+    return (ssize_t)done;
+}
+
+void fs_prefetch_real(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end)
+{
+    prefetch_span(fs, f, start, end, fs->cfg.max_request, true);
+}
+
 /* Read exactly [off, off+len) into buf for sievefs's own use. */
 static bool read_exact(sv_fs *fs, sv_file *f, uint64_t off, size_t len, uint8_t *buf)
 {
@@ -813,13 +920,13 @@ void sv_fs_release(sv_fs *fs, sv_file *f)
     if (!f)
         return;
     handle_unregister(fs, &f->handle);
-    file_free(f);
+    file_free(fs, f);
 }
 
-static void file_free(sv_file *f)
+static void file_free(sv_fs *fs, sv_file *f)
 {
-    if (!f->is_virtual)
-        pthread_mutex_destroy(&f->seq_lock);
+    views_release(fs, f);
+    pthread_mutex_destroy(&f->seq_lock);
     parquet_layout_free(&f->layout);
     free(f->chunk_fetched);
     free(f->virt);
@@ -842,7 +949,7 @@ static ssize_t xattr_value(const char *value, char *buf, size_t size)
 
 ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size)
 {
-    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS)
+    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS || views_owns(ino))
         return -ENODATA;
     tree_attr ta;
     if (tree_getattr(fs->tree, ino, &ta) != S3_OK)
@@ -864,7 +971,7 @@ ssize_t sv_fs_listxattr(sv_fs *fs, uint64_t ino, char *buf, size_t size)
 {
     static const char file_names[] = SV_XATTR_KEY "\0" SV_XATTR_ETAG "\0";
     static const char dir_names[] = SV_XATTR_KEY "\0";
-    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS)
+    if (ino == SV_INO_CONTROL || ino == SV_INO_STATS || views_owns(ino))
         return 0;
     tree_attr ta;
     if (tree_getattr(fs->tree, ino, &ta) != S3_OK)

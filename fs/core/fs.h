@@ -109,6 +109,18 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
 void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins);
 void sv_fs_release(sv_fs *fs, sv_file *f);
 
+/* Writable files exist only under MOUNTPOINT/.sieve/hints (see view.h);
+ * everywhere else these return -EROFS. */
+int sv_fs_create_file(sv_fs *fs, uint64_t parent, const char *name, int flags, sv_file **out,
+                      sv_attr *attr);
+ssize_t sv_fs_write(sv_fs *fs, sv_file *f, uint64_t off, const char *buf, size_t size);
+/* Called on every close(): a hint written through f is checked here, so the
+ * writer's close() reports a rejected hint. */
+int sv_fs_flush(sv_fs *fs, sv_file *f);
+/* Truncate ino (f is the open handle, when the kernel names one). */
+int sv_fs_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size);
+int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name);
+
 /* Value length, or -errno (-ENODATA, -ERANGE when size is too small and non-zero). */
 ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size);
 ssize_t sv_fs_listxattr(sv_fs *fs, uint64_t ino, char *buf, size_t size);

@@ -2,6 +2,7 @@
 #include "fuse_adapter.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fuse_lowlevel.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,9 +148,127 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     fi->fh = (uint64_t)(uintptr_t)f;
     fi->keep_cache = of.keep_cache;
     fi->direct_io = of.direct_io;
-    fi->noflush = 1;
+    /* Only a hint being written needs FLUSH (its verdict is close()'s result). */
+    fi->noflush = (fi->flags & O_ACCMODE) == O_RDONLY;
     if (fuse_reply_open(req, fi) == -ENOENT)
         sv_fs_release(fs_of(req), f);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi)
+{
+    (void)mode;
+    sv_file *f;
+    sv_attr a;
+    int r = sv_fs_create_file(fs_of(req), parent, name, fi->flags, &f, &a);
+    if (r < 0) {
+        fuse_reply_err(req, -r);
+        return;
+    }
+    struct fuse_entry_param e;
+    memset(&e, 0, sizeof e);
+    e.ino = a.ino;
+    e.generation = 1;
+    to_stat(&a, &e.attr);
+    fi->fh = (uint64_t)(uintptr_t)f;
+    fi->direct_io = 1;
+    if (fuse_reply_create(req, &e, fi) == -ENOENT)
+        sv_fs_release(fs_of(req), f);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+    (void)ino;
+    if (off < 0) {
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
+    ssize_t n = sv_fs_write(fs_of(req), (sv_file *)(uintptr_t)fi->fh, (uint64_t)off, buf, size);
+    if (n < 0)
+        fuse_reply_err(req, (int)-n);
+    else
+        fuse_reply_write(req, (size_t)n);
+}
+
+static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    int r = sv_fs_flush(fs_of(req), (sv_file *)(uintptr_t)fi->fh);
+    fuse_reply_err(req, r < 0 ? -r : 0);
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+                       struct fuse_file_info *fi)
+{
+    sv_fs *fs = fs_of(req);
+    if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
+                   FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
+        fuse_reply_err(req, EPERM);
+        return;
+    }
+    if (to_set & FUSE_SET_ATTR_SIZE) {
+        int r = sv_fs_truncate(fs, ino, fi ? (sv_file *)(uintptr_t)fi->fh : NULL, (uint64_t)attr->st_size);
+        if (r < 0) {
+            fuse_reply_err(req, -r);
+            return;
+        }
+    }
+    /* Times are not settable; touch(1) on a hint is accepted and ignored. */
+    sv_attr a;
+    int r = sv_fs_getattr(fs, ino, &a);
+    if (r < 0) {
+        fuse_reply_err(req, -r);
+        return;
+    }
+    struct stat st;
+    to_stat(&a, &st);
+    fuse_reply_attr(req, &st, a.timeout);
+}
+
+/* The mount is read-write only so that hints can be written; everything
+ * else that would change the namespace is refused as on a read-only mount. */
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+    (void)parent, (void)name, (void)mode;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+    (void)parent, (void)name, (void)mode, (void)rdev;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    (void)parent, (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags)
+{
+    (void)parent, (void)name, (void)newparent, (void)newname, (void)flags;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+    (void)link, (void)parent, (void)name;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+    (void)ino, (void)newparent, (void)newname;
+    fuse_reply_err(req, EROFS);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    int r = sv_fs_unlink(fs_of(req), parent, name);
+    fuse_reply_err(req, r < 0 ? -r : 0);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -193,7 +312,6 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
     sv.f_bsize = 4096;
     sv.f_frsize = 4096;
     sv.f_namemax = 255;
-    sv.f_flag = ST_RDONLY;
     fuse_reply_statfs(req, &sv);
 }
 
@@ -242,7 +360,18 @@ static const struct fuse_lowlevel_ops ops = {
     .readdir = op_readdir,
     .releasedir = op_releasedir,
     .open = op_open,
+    .create = op_create,
     .read = op_read,
+    .write = op_write,
+    .flush = op_flush,
+    .setattr = op_setattr,
+    .unlink = op_unlink,
+    .mkdir = op_mkdir,
+    .mknod = op_mknod,
+    .rmdir = op_rmdir,
+    .rename = op_rename,
+    .symlink = op_symlink,
+    .link = op_link,
     .release = op_release,
     .statfs = op_statfs,
     .getxattr = op_getxattr,
@@ -273,7 +402,7 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen
 {
     adapter ad = {fs, cfg};
     char opts[4096];
-    snprintf(opts, sizeof opts, "ro,default_permissions,fsname=%s,subtype=sievefs%s%s",
+    snprintf(opts, sizeof opts, "rw,default_permissions,fsname=%s,subtype=sievefs%s%s",
              cfg->fsname, cfg->extra_opts ? "," : "", cfg->extra_opts ? cfg->extra_opts : "");
     char *argv[] = {"sievefs", "-o", opts, cfg->debug ? "-d" : NULL, NULL};
     struct fuse_args args = FUSE_ARGS_INIT(cfg->debug ? 4 : 3, argv);
