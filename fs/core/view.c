@@ -1744,8 +1744,27 @@ static void ensure_planned(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf, siz
         atomic_fetch_add(&v->ordinary_bytes, ordinary);
         for (size_t i = 0; i < n; i++)
             chs[i]->state = CH_PLANNED;
-        free(chs);
         pthread_cond_broadcast(&vf->cond);
+        pthread_mutex_unlock(&vf->lock);
+        /* Start fetching the real bytes these chunks will need, all at once
+         * (into the block cache, only while it has room). */
+        for (size_t i = 0; i < n; i++) {
+            const vchunk *c = chs[i];
+            /* Chunks planned ahead in a row group with no selected row may
+             * never be read (readers skip such groups by statistics). */
+            if (i > 0 && vf->sel[c->rg].n == 0)
+                continue;
+            if (c->real || !c->pages) {
+                fs_prefetch_real(fs, f, c->start, c->end);
+                continue;
+            }
+            for (uint32_t p = 0; p < c->pm.n_pages; p++)
+                if (c->pages[p].kind == VP_REAL)
+                    fs_prefetch_real(fs, f, c->pm.pages[p].offset,
+                                     c->pm.pages[p].offset + c->pm.pages[p].total_size);
+        }
+        pthread_mutex_lock(&vf->lock);
+        free(chs);
         return;
     }
 }
