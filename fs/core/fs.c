@@ -93,6 +93,7 @@ void sv_fs_destroy(sv_fs *fs)
     if (!fs)
         return;
     /* Handles the kernel never released (the mount ended first). */
+    fs->destroying = true;
     if (fs->handles.next) {
         while (fs->handles.next != &fs->handles) {
             sv_handle *h = fs->handles.next;
@@ -636,6 +637,12 @@ int sv_fs_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size)
     if (!views_owns(ino))
         return -EROFS;
     return views_truncate(fs, ino, f, size);
+}
+
+bool sv_fs_is_writable(sv_fs *fs, uint64_t ino)
+{
+    (void)fs;
+    return views_is_hint_file(ino);
 }
 
 int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name)

@@ -120,6 +120,8 @@ int sv_fs_flush(sv_fs *fs, sv_file *f);
 /* Truncate ino (f is the open handle, when the kernel names one). */
 int sv_fs_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size);
 int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name);
+/* Whether ino is a hint file (the only files whose attributes may change). */
+bool sv_fs_is_writable(sv_fs *fs, uint64_t ino);
 
 /* Value length, or -errno (-ENODATA, -ERANGE when size is too small and non-zero). */
 ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size);

@@ -26,6 +26,7 @@ struct sv_fs {
     pthread_mutex_t handles_lock; /* guards the handles list */
     sv_handle handles;            /* sentinel of the open files and directories */
     struct view_registry *views;  /* hints and views (view.c); has its own lock */
+    bool destroying;              /* sv_fs_destroy is freeing leftover handles */
 };
 
 /* What an open handle is. */

@@ -22,13 +22,16 @@
 #include "row_ranges.h"
 
 #define VIEW_MAX_FILTER_CHUNK (256ull << 20) /* larger filter chunks: the file is served real */
+#define VIEW_MAX_FILTER_BYTES (256ull << 20) /* decoded BYTES values of one filter column */
 #define VIEW_MAX_ROWS_PER_GROUP (8u << 20) /* the filter columns of a row group are held decoded */
 #define VIEW_GAP_MERGE (2u << 10)             /* until the connection profiler lands */
 #define VIEW_MIN_SAVING 0.25
 #define VIEW_FETCH_MERGE (2u << 10)           /* merge fetches of neighbouring pages */
 #define VIEW_MAX_FETCH (8u << 20)
 
-typedef enum { HINT_WRITING = 0, HINT_ACCEPTED, HINT_REJECTED } hint_state;
+/* WRITING: created, no verdict yet; CHECKING: one writer's document is being
+ * judged (others get EBUSY meanwhile); then ACCEPTED or REJECTED. */
+typedef enum { HINT_WRITING = 0, HINT_CHECKING, HINT_ACCEPTED, HINT_REJECTED } hint_state;
 
 typedef struct view_file view_file;
 
@@ -43,7 +46,10 @@ typedef struct sv_view {
     char *error;           /* the last rejection, or NULL */
     sv_hint *hint;
     atomic_int refs;       /* the registry's (while listed) + open handles */
-    int writers;           /* handles open for writing NAME.json (registry lock) */
+    /* Under the registry lock: state, mtime, json, json_len, error, hint
+     * (set once, when accepted), writers, detached. */
+    int writers;           /* handles open for writing NAME.json */
+    bool detached;         /* removed from the registry */
 
     pthread_mutex_t lock;  /* guards files */
     view_file *files;
@@ -191,6 +197,11 @@ bool views_owns(uint64_t ino)
 
 typedef enum { HF_JSON = 0, HF_ERROR = 1, HF_STATS = 2 } hint_file_kind;
 
+bool views_is_hint_file(uint64_t ino)
+{
+    return (ino & VIEW_HINT_FLAG) != 0;
+}
+
 static uint64_t hint_ino(uint32_t id, hint_file_kind k)
 {
     return VIEW_HINT_FLAG | ((uint64_t)id << 2) | (uint64_t)k;
@@ -260,6 +271,7 @@ static void registry_remove(struct view_registry *r, sv_view *v)
     for (size_t i = 0; i < r->n; i++)
         if (r->recs[i] == v) {
             r->recs[i] = r->recs[--r->n];
+            v->detached = true;
             found = true;
             break;
         }
@@ -283,32 +295,40 @@ static void dir_attr(uint64_t ino, int64_t mtime, sv_attr *out)
 
 static size_t render_view_stats(sv_view *v, char **out);
 
+/* Takes the registry lock (the caller must not hold it). */
 static int hint_file_attr(sv_fs *fs, sv_view *v, hint_file_kind k, sv_attr *out)
 {
     memset(out, 0, sizeof *out);
     out->ino = hint_ino(v->id, k);
     out->nlink = 1;
     out->timeout = 0;
+    int r = 0;
+    pthread_mutex_lock(&fs->views->lock);
     out->mtime = v->mtime ? v->mtime : fs->start_time;
+    hint_state state = v->state;
     if (k == HF_JSON) {
-        if (v->state == HINT_REJECTED)
-            return -ENOENT;
         out->mode = S_IFREG | 0644;
-        out->size = v->state == HINT_ACCEPTED ? v->json_len : 0;
+        out->size = state == HINT_ACCEPTED ? v->json_len : 0;
+        if (state == HINT_REJECTED)
+            r = -ENOENT;
     } else if (k == HF_ERROR) {
-        if (!v->error)
-            return -ENOENT;
         out->mode = S_IFREG | 0444;
-        out->size = strlen(v->error);
+        if (v->error)
+            out->size = strlen(v->error);
+        else
+            r = -ENOENT;
     } else {
-        if (v->state != HINT_ACCEPTED)
-            return -ENOENT;
         out->mode = S_IFREG | 0444;
-        char *s = NULL;
-        out->size = render_view_stats(v, &s);
-        free(s);
+        if (state != HINT_ACCEPTED)
+            r = -ENOENT;
     }
-    return 0;
+    pthread_mutex_unlock(&fs->views->lock);
+    if (r == 0 && k == HF_STATS) {
+        char *text = NULL;
+        out->size = render_view_stats(v, &text);
+        free(text);
+    }
+    return r;
 }
 
 static void tree_attr_in_view(const sv_fs *fs, const sv_view *v, const tree_attr *ta, sv_attr *out)
@@ -352,11 +372,12 @@ int views_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
         if (!v)
             return -ENOENT;
         int r = -ENOENT;
+        pthread_mutex_lock(&fs->views->lock);
         if (v->state == HINT_ACCEPTED) {
             dir_attr(view_ino(v->id, TREE_ROOT_INO), v->mtime, out);
-            out->timeout = 0;
             r = 0;
         }
+        pthread_mutex_unlock(&fs->views->lock);
         view_unref(v);
         return r;
     }
@@ -542,28 +563,34 @@ int views_open(sv_fs *fs, uint64_t ino, int flags, sv_file *f, sv_open_flags *of
              * content is accepted (hints are immutable). */
             f->kind = SV_FILE_HINT_WRITE;
             f->hint_name = strdup(v->name);
+            if (!f->hint_name) {
+                view_unref(v);
+                return -ENOMEM;
+            }
             pthread_mutex_lock(&fs->views->lock);
             v->writers++;
             pthread_mutex_unlock(&fs->views->lock);
-            view_unref(v);
-            if (!f->hint_name)
-                return -ENOMEM;
+            f->view = v; /* the handle keeps the record's reference */
             of->direct_io = true;
             return 0;
         }
         f->kind = SV_FILE_VIRTUAL;
         f->is_virtual = true;
         of->direct_io = true;
-        if (k == HF_JSON) {
-            f->virt = malloc(v->json_len + 1);
-            if (f->virt && v->json)
-                memcpy(f->virt, v->json, v->json_len);
-            f->virt_len = v->json ? v->json_len : 0;
-        } else if (k == HF_ERROR) {
-            f->virt = v->error ? strdup(v->error) : strdup("");
-            f->virt_len = f->virt ? strlen(f->virt) : 0;
-        } else {
+        if (k == HF_STATS) {
             f->virt_len = render_view_stats(v, &f->virt);
+        } else {
+            pthread_mutex_lock(&fs->views->lock);
+            if (k == HF_JSON) {
+                f->virt = malloc(v->json_len + 1);
+                f->virt_len = v->state == HINT_ACCEPTED ? v->json_len : 0;
+                if (f->virt && f->virt_len)
+                    memcpy(f->virt, v->json, f->virt_len);
+            } else {
+                f->virt = strdup(v->error ? v->error : "");
+                f->virt_len = f->virt ? strlen(f->virt) : 0;
+            }
+            pthread_mutex_unlock(&fs->views->lock);
         }
         view_unref(v);
         return f->virt ? 0 : -ENOMEM;
@@ -579,6 +606,13 @@ int views_open(sv_fs *fs, uint64_t ino, int flags, sv_file *f, sv_open_flags *of
         view_unref(v);
         return r;
     }
+    pthread_mutex_lock(&fs->views->lock);
+    bool usable = v->state == HINT_ACCEPTED && v->hint;
+    pthread_mutex_unlock(&fs->views->lock);
+    if (!usable) {
+        view_unref(v);
+        return -ENOENT;
+    }
     f->kind = SV_FILE_VIEW;
     f->view = v; /* keeps the reference */
     f->vf = view_file_get(fs, v, ino & VIEW_BASE_MASK, f->key);
@@ -591,18 +625,20 @@ int views_open(sv_fs *fs, uint64_t ino, int flags, sv_file *f, sv_open_flags *of
 void views_release(sv_fs *fs, sv_file *f)
 {
     if (f->kind == SV_FILE_HINT_WRITE) {
-        if (f->written)
+        /* At unmount the S3 client is gone: no verdicts then. */
+        if (f->written && !fs->destroying)
             (void)views_flush(fs, f);
         /* A name created but never given a document disappears with its
          * last writer. */
-        sv_view *v = f->hint_name ? find_by_name(fs->views, f->hint_name) : NULL;
+        sv_view *v = f->view;
         if (v) {
             pthread_mutex_lock(&fs->views->lock);
-            bool abandoned = --v->writers == 0 && v->state == HINT_WRITING;
+            bool abandoned = --v->writers == 0 && v->state == HINT_WRITING && !v->detached;
             pthread_mutex_unlock(&fs->views->lock);
             if (abandoned)
                 registry_remove(fs->views, v);
             view_unref(v);
+            f->view = NULL;
         }
         free(f->hint_name);
         free(f->wbuf);
@@ -656,18 +692,30 @@ int views_create_file(sv_fs *fs, uint64_t parent, const char *name, int flags, s
         v->state = HINT_WRITING;
     }
     v->writers++;
-    hint_file_attr(fs, v, HF_JSON, out);
+    atomic_fetch_add(&v->refs, 1);
     pthread_mutex_unlock(&r->lock);
     f->kind = SV_FILE_HINT_WRITE;
+    f->view = v; /* released (and the writer count dropped) by views_release */
     f->hint_name = strdup(hname);
+    hint_file_attr(fs, v, HF_JSON, out);
     return f->hint_name ? 0 : -ENOMEM;
 }
+
+static ssize_t hint_buffer_write(sv_file *f, uint64_t off, const char *buf, size_t size);
 
 ssize_t views_write(sv_fs *fs, sv_file *f, uint64_t off, const char *buf, size_t size)
 {
     (void)fs;
     if (f->kind != SV_FILE_HINT_WRITE)
         return -EBADF;
+    pthread_mutex_lock(&f->seq_lock); /* the handle's write buffer */
+    ssize_t r = hint_buffer_write(f, off, buf, size);
+    pthread_mutex_unlock(&f->seq_lock);
+    return r;
+}
+
+static ssize_t hint_buffer_write(sv_file *f, uint64_t off, const char *buf, size_t size)
+{
     if (off > HINT_MAX_BYTES || size > HINT_MAX_BYTES - off) {
         f->too_big = true; /* reported by flush, so NAME.error names the limit */
         f->written = true;
@@ -699,8 +747,10 @@ int views_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size)
     if (!(ino & VIEW_HINT_FLAG) || (ino & 3) != HF_JSON)
         return -EROFS;
     if (f && f->kind == SV_FILE_HINT_WRITE) {
+        pthread_mutex_lock(&f->seq_lock);
         if (size < f->wlen)
             f->wlen = (size_t)size;
+        pthread_mutex_unlock(&f->seq_lock);
         return 0;
     }
     /* O_TRUNC of a hint being rewritten: the content is judged on flush. */
@@ -721,67 +771,93 @@ static void set_error(sv_view *v, const char *msg)
     }
 }
 
-int views_flush(sv_fs *fs, sv_file *f)
+/* Judge the document of one handle. Called with the handle's lock held. */
+static int judge(sv_fs *fs, sv_file *f)
 {
-    if (f->kind != SV_FILE_HINT_WRITE)
-        return 0;
-    if (!f->written)
-        return f->verdict;
-    f->written = false;
-    sv_view *v = find_by_name(fs->views, f->hint_name);
-    if (!v)
-        return f->verdict = -ENOENT; /* removed while being written */
+    sv_view *v = f->view;
+    struct view_registry *reg = fs->views;
+    pthread_mutex_lock(&reg->lock);
+    if (v->detached) {
+        pthread_mutex_unlock(&reg->lock);
+        return -ENOENT; /* removed while being written */
+    }
     if (v->state == HINT_ACCEPTED) {
         bool same = v->json_len == f->wlen && memcmp(v->json, f->wbuf, f->wlen) == 0;
-        view_unref(v);
+        pthread_mutex_unlock(&reg->lock);
         if (!same)
             log_warn("hint %s: rejected a different document (hints are immutable; remove it first)",
-                     f->hint_name);
-        return f->verdict = same ? 0 : -EEXIST;
+                     v->name);
+        return same ? 0 : -EEXIST;
     }
+    if (v->state == HINT_CHECKING) {
+        pthread_mutex_unlock(&reg->lock);
+        return -EBUSY; /* another writer's document of this name is being judged */
+    }
+    v->state = HINT_CHECKING;
+    pthread_mutex_unlock(&reg->lock);
+
     char err[1024];
     sv_hint *h = NULL;
     int r = 0;
     if (f->too_big) {
         snprintf(err, sizeof err, "hint is larger than the limit of %u bytes", HINT_MAX_BYTES);
         r = -EFBIG;
-    } else if (!(h = hint_parse(f->wbuf ? f->wbuf : "", f->wlen, err, sizeof err)))
+    } else if (!(h = hint_parse(f->wbuf ? f->wbuf : "", f->wlen, err, sizeof err))) {
         r = -EINVAL;
-    else if (accept_hint(fs, h, err, sizeof err) != 0)
+    } else if (accept_hint(fs, h, err, sizeof err) != 0) {
         r = -EINVAL;
-    pthread_mutex_lock(&fs->views->lock);
-    if (r == 0) {
-        v->json = malloc(f->wlen ? f->wlen : 1);
-        if (!v->json) {
-            r = -ENOMEM;
-            snprintf(err, sizeof err, "out of memory");
-        } else {
-            memcpy(v->json, f->wbuf, f->wlen);
-            v->json_len = f->wlen;
-            v->hint = h;
-            h = NULL;
-            int64_t now = (int64_t)time(NULL);
-            /* Strictly increasing: a view made again within the same second
-             * still gets a new mtime. */
-            v->mtime = now > fs->views->last_mtime ? now : fs->views->last_mtime + 1;
-            fs->views->last_mtime = v->mtime;
-            free(v->error);
-            v->error = NULL;
-            v->state = HINT_ACCEPTED;
-        }
     }
-    if (r != 0) {
+    char *json = NULL;
+    if (r == 0 && !(json = malloc(f->wlen ? f->wlen : 1))) {
+        r = -ENOMEM;
+        snprintf(err, sizeof err, "out of memory");
+    }
+    pthread_mutex_lock(&reg->lock);
+    if (v->detached && r == 0) {
+        r = -ENOENT;
+        snprintf(err, sizeof err, "the hint was removed while it was being checked");
+    }
+    if (r == 0) {
+        memcpy(json, f->wbuf, f->wlen);
+        v->json = json;
+        json = NULL;
+        v->json_len = f->wlen;
+        v->hint = h;
+        h = NULL;
+        int64_t now = (int64_t)time(NULL);
+        /* Strictly increasing: a view made again within the same second
+         * still gets a new mtime. */
+        v->mtime = now > reg->last_mtime ? now : reg->last_mtime + 1;
+        reg->last_mtime = v->mtime;
+        free(v->error);
+        v->error = NULL;
+        v->state = HINT_ACCEPTED;
+    } else {
         set_error(v, err);
         v->state = HINT_REJECTED;
     }
-    pthread_mutex_unlock(&fs->views->lock);
+    pthread_mutex_unlock(&reg->lock);
+    free(json);
     hint_free(h);
     if (r != 0)
-        log_info("hint %s rejected: %s", f->hint_name, err);
+        log_info("hint %s rejected: %s", v->name, err);
     else
-        log_info("hint %s accepted: view .sieve/views/%s", f->hint_name, f->hint_name);
-    view_unref(v);
-    return f->verdict = r;
+        log_info("hint %s accepted: view .sieve/views/%s", v->name, v->name);
+    return r;
+}
+
+int views_flush(sv_fs *fs, sv_file *f)
+{
+    if (f->kind != SV_FILE_HINT_WRITE || !f->view)
+        return 0;
+    pthread_mutex_lock(&f->seq_lock);
+    if (f->written) {
+        f->written = false;
+        f->verdict = judge(fs, f);
+    }
+    int r = f->verdict;
+    pthread_mutex_unlock(&f->seq_lock);
+    return r;
 }
 
 int views_unlink(sv_fs *fs, uint64_t parent, const char *name)
@@ -809,7 +885,10 @@ int views_unlink(sv_fs *fs, uint64_t parent, const char *name)
         if (gone && r == 0)
             registry_remove(fs->views, v);
     } else {
-        if (v->state == HINT_REJECTED)
+        pthread_mutex_lock(&fs->views->lock);
+        hint_state st = v->state;
+        pthread_mutex_unlock(&fs->views->lock);
+        if (st == HINT_REJECTED)
             r = -ENOENT;
         else
             registry_remove(fs->views, v); /* open files keep their reference */
@@ -1119,6 +1198,12 @@ static int decode_filter_chunk(const pq_file_meta *m, uint32_t rg, uint32_t leaf
             }
             if (val.kind == PQV_BYTES) {
                 size_t need = out->arena_len + val.v.bytes.len;
+                if (need > VIEW_MAX_FILTER_BYTES) {
+                    snprintf(err, errlen, "column %s: more than %llu bytes of values in a row group",
+                             lf->path, (unsigned long long)VIEW_MAX_FILTER_BYTES);
+                    rc = -1;
+                    break;
+                }
                 if (need > out->arena_cap) {
                     size_t cap = out->arena_cap ? out->arena_cap : 65536;
                     while (cap < need)
@@ -1713,7 +1798,10 @@ static void ensure_planned(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf, siz
             vf->columns_planned = true;
             for (size_t i = 0; i < vf->n_chunks; i++) {
                 vchunk *o = &vf->chunks[i];
-                if (i != ci && o->state == CH_UNPLANNED && vf->want_col[o->col] && !o->real) {
+                /* Row groups with no selected row are left until a reader
+                 * touches them: readers usually skip them by statistics. */
+                if (i != ci && o->state == CH_UNPLANNED && vf->want_col[o->col] && !o->real &&
+                    vf->sel[o->rg].n > 0) {
                     o->state = CH_PLANNING;
                     chs[n++] = o;
                 }
@@ -1961,6 +2049,13 @@ static size_t render_view_stats(sv_view *v, char **out)
         }
         path[k] = '\0';
         const char *state = vf->state == VF_READY ? "view" : vf->state == VF_REAL ? "real" : "pending";
+        if (vf->state == VF_NEW || vf->state == VF_PREPARING) {
+            /* prepare() is filling the plan without the lock: report nothing yet. */
+            EMIT("%s{\"path\": \"%s\", \"state\": \"pending\"}", first ? "" : ", ", path);
+            pthread_mutex_unlock(&vf->lock);
+            first = false;
+            continue;
+        }
         EMIT("%s{\"path\": \"%s\", \"state\": \"%s\", \"rows\": %llu, \"selected_rows\": %llu, "
              "\"pages_real\": %llu, \"pages_synthesized\": %llu, \"pages_partial\": %llu, "
              "\"bytes_fetched\": %llu, \"ordinary_bytes\": %llu, \"requests\": %llu",

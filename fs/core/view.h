@@ -42,6 +42,9 @@ void views_destroy(struct view_registry *r);
 /* Whether ino belongs to the hints/views namespace (served by this module). */
 bool views_owns(uint64_t ino);
 
+/* Whether ino is a file under .sieve/hints. */
+bool views_is_hint_file(uint64_t ino);
+
 int views_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out);
 int views_getattr(sv_fs *fs, uint64_t ino, sv_attr *out);
 int views_opendir(sv_fs *fs, uint64_t ino, sv_dir *d);

@@ -202,9 +202,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
                        struct fuse_file_info *fi)
 {
     sv_fs *fs = fs_of(req);
-    if (to_set & ~(FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_MTIME |
-                   FUSE_SET_ATTR_ATIME_NOW | FUSE_SET_ATTR_MTIME_NOW | FUSE_SET_ATTR_CTIME)) {
-        fuse_reply_err(req, EPERM);
+    /* Only hint files take attribute changes: a truncate is part of writing
+     * one, and times and modes (touch, cp -p) are accepted and ignored. */
+    if (!sv_fs_is_writable(fs, ino)) {
+        fuse_reply_err(req, EROFS);
         return;
     }
     if (to_set & FUSE_SET_ATTR_SIZE) {
