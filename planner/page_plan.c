@@ -5,24 +5,31 @@
  * parses what it can, and either asks for the bytes it is missing, or builds
  * the image, or gives up with a reason.
  *
- * Modes, chosen from the page header:
- *   partial      some row selected; UNCOMPRESSED, or ZSTD whose (values)
- *                section is one frame of raw blocks; PLAIN fixed-width,
- *                PLAIN BOOLEAN, BYTE_STREAM_SPLIT, DELTA_LENGTH_BYTE_ARRAY
- *                values. Image: every real byte fetched (header, levels,
- *                frame and block headers, lengths, selected values), zeros
- *                elsewhere.
- *   synth-plain  no row selected, values not compressed: real header and
- *                levels, values region rebuilt (zeros, or the least
- *                structure the encoding needs; DELTA_LENGTH_BYTE_ARRAY keeps
- *                its real lengths and zeroes the data).
- *   synth-zstd   no row selected, ZSTD: V2 keeps its real levels and gets a
- *                new values section; V1 gets a whole new body (levels
- *                chosen so that its size is exactly uncompressed_page_size).
- *                The new frame is padded to compressed_page_size with a
- *                skippable frame.
- * Every image is decoded once with pq_decode_data_page before it is
- * answered (a failure is PP_REAL "verify: ..."). */
+ * Modes, chosen from the page header (flat columns only):
+ *   partial      some row selected; values UNCOMPRESSED, or ZSTD whose
+ *                (values) section is one frame of raw blocks (block headers
+ *                predicted while the blocks are full-size, else walked one
+ *                round at a time); PLAIN fixed-width, PLAIN BOOLEAN,
+ *                BYTE_STREAM_SPLIT, DELTA_LENGTH_BYTE_ARRAY values. Image:
+ *                every real byte fetched (header, levels, frame and block
+ *                headers, lengths, selected values), zeros elsewhere.
+ *   synth-plain  no row selected (or every selected row null in the real
+ *                levels), values not compressed: real header and levels,
+ *                values region rebuilt with the least structure its encoding
+ *                needs (DELTA_LENGTH_BYTE_ARRAY keeps its real lengths).
+ *   synth-codec  the same, ZSTD or SNAPPY: V2 keeps its real levels and gets
+ *                a new values section; V1 (no row selected) a whole new body
+ *                whose levels are chosen so that it has exactly
+ *                uncompressed_page_size bytes. ZSTD frames are padded to
+ *                compressed_page_size with a skippable frame; SNAPPY streams
+ *                are built to that size (literal and copy elements chosen).
+ * Rebuilt values are zeros or tiny (dictionary index 0, delta streams of
+ * equal values 0 or 64, one string of zero bytes).
+ * A page CRC is recomputed over the image body and rewritten; when the new
+ * value does not fit the field, low bits of zero bytes nothing depends on
+ * are flipped so that the body keeps the old CRC (crc_patch). Every image is
+ * decoded once with pq_decode_data_page before it is answered (a failure is
+ * PP_REAL "verify: ..."). */
 #include "page_plan.h"
 
 #include "rle_hybrid.h"
@@ -479,53 +486,88 @@ static void pack_repeat(uint8_t *o, unsigned w, uint64_t x, unsigned slots)
             }
 }
 
-/* k values in exactly V bytes. Slack goes, in this order, into miniblock
- * bit widths (4 bytes per bit, data zero: every delta is the min delta),
- * the first value's varint length, and the min deltas' varint lengths: a
- * block whose min delta is -X packs X into every slot, so its deltas stay
- * 0. Every value equals the first. maxw: 32 (INT32) or 64 (INT64). */
+static unsigned bitlen64(uint64_t x)
+{
+    unsigned n = 0;
+    while (x) {
+        n++;
+        x >>= 1;
+    }
+    return n;
+}
+
+/* Miniblocks holding deltas in block b of a stream of k values. */
+static uint64_t dbp_block_used(uint64_t k, dbp_layout l, uint64_t b)
+{
+    const uint64_t deltas = k - 1, first = b * l.block;
+    const uint64_t in = deltas - first < l.block ? deltas - first : l.block;
+    return (in + dbp_vpm(l) - 1) / dbp_vpm(l);
+}
+
+/* k values in exactly V bytes; every value is the first, 0 or 64 (small
+ * enough for any integer annotation). The slack goes into the first value's
+ * varint (0 or 1 byte more), miniblock bit widths over zero data (vpm/8
+ * bytes per bit: deltas equal the min delta 0), and min-delta varints made
+ * longer: a block whose min delta is -X (an L-byte varint) packs X into
+ * every slot, so its deltas stay 0. maxw: 32 (INT32) or 64 (INT64). */
 static bool dbp_fill_layout(uint64_t k, uint64_t V, unsigned maxw, dbp_layout l, uint8_t *o)
 {
     const unsigned vmax = maxw == 32 ? 5 : 10; /* varint bytes of an int32 / int64 */
     const uint32_t vpm = dbp_vpm(l);
     const uint64_t nb = dbp_blocks(k, l), used = dbp_used_miniblocks(k, l);
     const uint64_t base = dbp_header_len(k, l) + 1 + nb * (1 + l.mb);
+    const uint64_t step = vpm / 8, wmax = used * maxw;
     if (V < base)
         return false;
-    const uint64_t extra = V - base, wmax = used * maxw;
-    /* Bit widths add vpm/8 bytes each. */
-    const uint64_t step = vpm / 8;
-    const uint64_t w_total = extra / step < wmax ? extra / step : wmax;
-    uint64_t rem = extra - step * w_total;
-    const unsigned fl = 1 + (unsigned)(rem < vmax - 1 ? rem : vmax - 1);
-    rem -= fl - 1;
-    if (rem > 0 && w_total != wmax)
-        return false;
-    if (rem > nb * (vmax - 1))
-        return false;
-    if (!o)
-        return true;
-    size_t n = dbp_header(o, k, l);
-    n += put_uleb(o + n, fl > 1 ? 1ull << (7 * (fl - 1)) : 0); /* zigzag of 2^(7(fl-1)-1) */
-    uint64_t g = 0, left = k > 0 ? k - 1 : 0;
-    for (uint64_t b = 0; b < nb; b++) {
-        const unsigned L = 1 + (unsigned)(rem < vmax - 1 ? rem : vmax - 1);
-        rem -= L - 1;
-        const uint64_t x = dbp_cancel(L);
-        n += put_uleb(o + n, x ? 2 * x - 1 : 0); /* zigzag(-x) */
-        uint8_t *widths = o + n;
-        n += l.mb;
-        for (unsigned m = 0; m < l.mb && left > 0; m++) {
-            const uint64_t w = w_total / used + (g < w_total % used);
-            widths[m] = (uint8_t)w;
-            if (x)
-                pack_repeat(o + n, (unsigned)w, x, vpm);
-            n += (size_t)(w * vpm / 8);
-            left -= left < vpm ? left : vpm;
-            g++;
+    const uint64_t extra = V - base;
+    for (unsigned fx = 0; fx <= 1; fx++) {
+        if (extra < fx)
+            break;
+        const uint64_t e = extra - fx;
+        /* c: bytes of longer min deltas, c == e (mod step); W: total bit width. */
+        const uint64_t c_need = e > step * wmax ? e - step * wmax : 0;
+        uint64_t c = e % step;
+        if (c < c_need)
+            c += (c_need - c + step - 1) / step * step;
+        for (; c <= nb * (vmax - 1) && c <= e; c += step) {
+            /* Blocks from the first take min deltas of up to vmax bytes. */
+            uint64_t wmin = 0, left = c;
+            for (uint64_t b = 0; b < nb && left > 0; b++) {
+                const unsigned L = 1 + (unsigned)(left < vmax - 1 ? left : vmax - 1);
+                left -= L - 1;
+                wmin += dbp_block_used(k, l, b) * bitlen64(dbp_cancel(L));
+            }
+            const uint64_t w_total = (e - c) / step;
+            if (w_total < wmin || w_total > wmax)
+                continue;
+            if (!o)
+                return true;
+            size_t n = dbp_header(o, k, l);
+            n += put_uleb(o + n, fx ? 128 : 0); /* zigzag of 64 or 0 */
+            uint64_t wleft = w_total - wmin, cleft = c, dleft = k - 1;
+            for (uint64_t b = 0; b < nb; b++) {
+                const unsigned L = 1 + (unsigned)(cleft < vmax - 1 ? cleft : vmax - 1);
+                cleft -= L - 1;
+                const uint64_t x = dbp_cancel(L);
+                n += put_uleb(o + n, x ? 2 * x - 1 : 0); /* zigzag(-x) */
+                uint8_t *widths = o + n;
+                n += l.mb;
+                for (unsigned m = 0; m < l.mb && dleft > 0; m++) {
+                    uint64_t w = bitlen64(x);
+                    const uint64_t add = maxw - w < wleft ? maxw - w : wleft;
+                    w += add;
+                    wleft -= add;
+                    widths[m] = (uint8_t)w;
+                    if (x)
+                        pack_repeat(o + n, (unsigned)w, x, vpm);
+                    n += (size_t)(w * vpm / 8);
+                    dleft -= dleft < vpm ? dleft : vpm;
+                }
+            }
+            return n == V && wleft == 0;
         }
     }
-    return n == V;
+    return false;
 }
 
 static bool dbp_fill(uint64_t k, uint64_t V, unsigned maxw, uint8_t *o)
@@ -574,7 +616,8 @@ static bool dlba_fill(uint64_t k, uint64_t V, uint8_t *o)
         }
         return false;
     }
-    const uint64_t base = dbp_header_len(k, DBP_STD) + 1 + dbp_blocks(k, DBP_STD) * (1 + DBP_STD.mb);
+    const uint64_t base =
+        dbp_header_len(k, DBP_STD) + 1 + dbp_blocks(k, DBP_STD) * (1 + DBP_STD.mb);
     for (unsigned ws = 0; ws <= 32; ws++) {
         const uint64_t slen = base + 4ull * ws;
         if (V < slen)
@@ -763,7 +806,6 @@ typedef struct {
     const pq_page *pg;
     uint32_t total;
     rvec need;
-    rvec pieces_unused;
     pp_piece *pc;
     uint32_t n_pc, cap_pc;
     /* header */
@@ -2137,7 +2179,7 @@ static bool snappy_exact(const uint8_t *src, uint64_t len, uint64_t room, uint8_
     if (len > UINT32_MAX || !sn_tokenize(src, len, &v))
         goto done;
     /* Shortest form. */
-    uint64_t size = ulen(len), mins = 0;
+    uint64_t size = ulen(len);
     for (size_t i = 0; i < v.n; i++) {
         sn_tok *t = &v.t[i];
         t->pieces = sn_lit_pieces_min(t->lit);
@@ -2153,10 +2195,8 @@ static bool snappy_exact(const uint8_t *src, uint64_t len, uint64_t room, uint8_
             if (!best)
                 goto done;
             size += best;
-            mins += best;
         }
     }
-    (void)mins;
     if (size > room)
         goto done;
     /* Lengthen: repeats first (up to 5 bytes per byte), then literal pieces. */

@@ -74,7 +74,8 @@ static bool same_value(const pq_page_values *a, const pq_page_values *b, uint32_
     if (a->type == PQ_BYTE_ARRAY) {
         if (!a->offsets || !b->offsets)
             return a->dict_indices[i] == b->dict_indices[i];
-        const uint32_t la = a->offsets[i + 1] - a->offsets[i], lb = b->offsets[i + 1] - b->offsets[i];
+        const uint32_t la = a->offsets[i + 1] - a->offsets[i];
+        const uint32_t lb = b->offsets[i + 1] - b->offsets[i];
         return la == lb && memcmp(a->data + a->offsets[i], b->data + b->offsets[i], la) == 0;
     }
     if (a->dict_encoded && (!a->values || !b->values))

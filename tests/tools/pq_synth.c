@@ -14,6 +14,9 @@
  *   --skip-columns   dotted column paths left untouched (their pages are
  *                    neither planned nor counted)
  *   --verbose        one JSON line per page on stderr
+ *   --no-dict-size   do not tell the planner the dictionary size
+ *                    (pp_input.dict_values 0), as a caller that has not read
+ *                    the dictionary page header
  *
  * Column chunks without an OffsetIndex are left as they are (their pages'
  * rows are unknown) and counted; a file where no chunk has one is an error.
@@ -54,6 +57,7 @@ typedef struct {
     char **skip;
     size_t n_skip;
     bool verbose;
+    bool no_dict_size;
     /* totals */
     unsigned pages, real, sparse, synth;
     unsigned indexed, unindexed; /* column chunks with / without an OffsetIndex */
@@ -66,7 +70,8 @@ typedef struct {
 static void die_usage(void)
 {
     fprintf(stderr, "usage: pq_synth IN.parquet OUT.parquet --rows START-END[,...]|N|none "
-                    "[--gap N] [--min-saving F] [--skip-columns c1,c2] [--verbose]\n");
+                    "[--gap N] [--min-saving F] [--skip-columns c1,c2] [--verbose] "
+                    "[--no-dict-size]\n");
     exit(2);
 }
 
@@ -321,6 +326,8 @@ int main(int argc, char **argv)
             }
         } else if (strcmp(a, "--verbose") == 0) {
             c.verbose = true;
+        } else if (strcmp(a, "--no-dict-size") == 0) {
+            c.no_dict_size = true;
         } else if (a[0] == '-') {
             die_usage();
         } else if (!in_path) {
@@ -388,7 +395,7 @@ int main(int argc, char **argv)
                 break;
             }
             int64_t dict_values = 0;
-            if (pm.dict_page >= 0) {
+            if (pm.dict_page >= 0 && !c.no_dict_size) {
                 const pq_page *dp = &pm.pages[pm.dict_page];
                 pq_page_header h;
                 size_t hl;
