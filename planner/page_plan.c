@@ -1967,6 +1967,23 @@ static vspec values_spec(const plan *p, bool real_levels)
                    p->in->dict_values > 0 || (real_levels && p->k > 0)};
 }
 
+/* The p->k values of a page with no selected row rebuilt into exactly V
+ * bytes (*out, malloc'd), or why not. */
+static st rebuild_values(plan *p, uint64_t V, uint8_t **out)
+{
+    const vspec f = values_spec(p, true);
+    if (!fill_values(&f, p->k, V, NULL))
+        return real(p, "encoding: cannot rebuild %u %s %s values in %llu bytes", p->k,
+                    pq_encoding_name(p->enc), pq_physical_type_name(p->in->col.type),
+                    (unsigned long long)V);
+    uint8_t *buf = calloc(1, V ? V : 1);
+    if (!buf)
+        return nomem(p, "values");
+    fill_values(&f, p->k, V, buf);
+    *out = buf;
+    return ST_OK;
+}
+
 /* Header piece first (the CRC is rewritten in image_finish). */
 static bool pc_header(plan *p)
 {
@@ -2014,15 +2031,10 @@ static st run_synth_plain(plan *p)
             patch_add(p, sec + (uint32_t)i, 0x3f); /* zeroed string bytes stay ASCII */
         return image_finish(p);
     }
-    const vspec f = values_spec(p, true);
-    if (!fill_values(&f, p->k, V, NULL))
-        return real(p, "encoding: cannot rebuild %u %s %s values in %llu bytes", p->k,
-                    pq_encoding_name(p->enc), pq_physical_type_name(p->in->col.type),
-                    (unsigned long long)V);
-    uint8_t *buf = calloc(1, V ? V : 1);
-    if (!buf)
-        return nomem(p, "values");
-    fill_values(&f, p->k, V, buf);
+    uint8_t *buf = NULL;
+    const st vs_ = rebuild_values(p, V, &buf);
+    if (vs_ != ST_OK)
+        return vs_;
     const bool ok = pc_header(p) && pc_known(p, p->hl, lev_end) &&
                     pc_sparse(p, sec + (uint32_t)vs, buf, (uint32_t)V);
     free(buf);
@@ -2427,15 +2439,10 @@ static st run_synth_compressed(plan *p)
             return ST_REAL;
         p->expect_k = p->k;
         const uint64_t V = (uint64_t)p->unc - p->lv;
-        const vspec f = values_spec(p, true);
-        if (!fill_values(&f, p->k, V, NULL))
-            return real(p, "encoding: cannot rebuild %u %s %s values in %llu bytes", p->k,
-                        pq_encoding_name(p->enc), pq_physical_type_name(p->in->col.type),
-                        (unsigned long long)V);
-        uint8_t *buf = calloc(1, V ? V : 1);
-        if (!buf)
-            return nomem(p, "values");
-        fill_values(&f, p->k, V, buf);
+        uint8_t *buf = NULL;
+        const st vs_ = rebuild_values(p, V, &buf);
+        if (vs_ != ST_OK)
+            return vs_;
         if (!pc_header(p) || !pc_known(p, p->hl, p->hl + p->lv)) {
             free(buf);
             return nomem(p, "pieces");

@@ -144,7 +144,7 @@ static void virtual_attr(sv_fs *fs, uint64_t ino, sv_attr *out)
     }
 }
 
-static void tree_to_attr(const sv_fs *fs, const tree_attr *ta, sv_attr *out)
+void fs_tree_attr(const sv_fs *fs, const tree_attr *ta, sv_attr *out)
 {
     memset(out, 0, sizeof *out);
     out->ino = ta->ino;
@@ -161,7 +161,7 @@ static void tree_to_attr(const sv_fs *fs, const tree_attr *ta, sv_attr *out)
     }
 }
 
-static int status_errno(s3_status st)
+int fs_status_errno(s3_status st)
 {
     return st == S3_OK ? 0 : -s3_status_errno(st);
 }
@@ -192,8 +192,8 @@ int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
     tree_attr ta;
     s3_status st = tree_lookup(fs->tree, parent, name, &ta);
     if (st != S3_OK)
-        return status_errno(st);
-    tree_to_attr(fs, &ta, out);
+        return fs_status_errno(st);
+    fs_tree_attr(fs, &ta, out);
     return 0;
 }
 
@@ -208,8 +208,8 @@ int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
     tree_attr ta;
     s3_status st = tree_getattr(fs->tree, ino, &ta);
     if (st != S3_OK)
-        return status_errno(st);
-    tree_to_attr(fs, &ta, out);
+        return fs_status_errno(st);
+    fs_tree_attr(fs, &ta, out);
     return 0;
 }
 
@@ -266,7 +266,7 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
         st = tree_readdir(fs->tree, ino, &snap);
     if (st != S3_OK) {
         free(d);
-        return status_errno(st);
+        return fs_status_errno(st);
     }
     /* .sieve is deliberately absent: globs and table scans must not see it. */
     d->entries = calloc(snap.n + 2, sizeof *d->entries);
@@ -524,7 +524,7 @@ int fs_file_bind_object(sv_fs *fs, sv_file *f, uint64_t base_ino)
     tree_attr ta;
     s3_status st = tree_getattr(fs->tree, base_ino, &ta);
     if (st != S3_OK)
-        return status_errno(st);
+        return fs_status_errno(st);
     if (ta.is_dir)
         return -EISDIR;
     f->key = tree_key(fs->tree, base_ino);

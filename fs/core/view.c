@@ -331,26 +331,12 @@ static int hint_file_attr(sv_fs *fs, sv_view *v, hint_file_kind k, sv_attr *out)
     return r;
 }
 
+/* A plain-path node as seen in view v: its own inode and the view's mtime. */
 static void tree_attr_in_view(const sv_fs *fs, const sv_view *v, const tree_attr *ta, sv_attr *out)
 {
-    memset(out, 0, sizeof *out);
+    fs_tree_attr(fs, ta, out);
     out->ino = view_ino(v->id, ta->ino);
-    out->size = ta->size;
     out->mtime = v->mtime;
-    if (ta->is_dir) {
-        out->mode = S_IFDIR | 0555;
-        out->nlink = 2;
-        out->timeout = fs->cfg.dir_attr_timeout_s;
-    } else {
-        out->mode = S_IFREG | 0444;
-        out->nlink = 1;
-        out->timeout = ta->in_delta_log ? fs->cfg.delta_log_attr_timeout_s : fs->cfg.file_attr_timeout_s;
-    }
-}
-
-static int st_errno(s3_status st)
-{
-    return st == S3_OK ? 0 : -s3_status_errno(st);
 }
 
 int views_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
@@ -389,7 +375,7 @@ int views_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
         return -ENOENT;
     tree_attr ta;
     s3_status st = tree_lookup(fs->tree, parent & VIEW_BASE_MASK, name, &ta);
-    int r = st_errno(st);
+    int r = fs_status_errno(st);
     if (st == S3_OK)
         tree_attr_in_view(fs, v, &ta, out);
     view_unref(v);
@@ -416,7 +402,7 @@ int views_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
         return -ENOENT;
     tree_attr ta;
     s3_status st = tree_getattr(fs->tree, ino & VIEW_BASE_MASK, &ta);
-    int r = st_errno(st);
+    int r = fs_status_errno(st);
     if (st == S3_OK)
         tree_attr_in_view(fs, v, &ta, out);
     view_unref(v);
@@ -488,7 +474,7 @@ int views_opendir(sv_fs *fs, uint64_t ino, sv_dir *d)
         st = tree_readdir(fs->tree, base, &snap);
     if (st != S3_OK) {
         view_unref(v);
-        return st_errno(st);
+        return fs_status_errno(st);
     }
     uint64_t parent = base == TREE_ROOT_INO ? SV_INO_VIEWS : view_ino(id, tree_parent(fs->tree, base));
     bool ok = push(d, &cap, ".", ino, S_IFDIR) && push(d, &cap, "..", parent, S_IFDIR);
@@ -1513,6 +1499,18 @@ static void finish_page(const view_file *vf, plan_tally *vt, page_job *j)
     pp_result_free(&j->res);
 }
 
+/* Serve every unfinished page real (a fetch or an allocation failed). */
+static void give_up_pending(const view_file *vf, plan_tally *vt, page_job *jobs, size_t njobs)
+{
+    for (size_t i = 0; i < njobs; i++)
+        if (!jobs[i].done) {
+            pp_result_free(&jobs[i].res);
+            jobs[i].res.outcome = PP_REAL;
+            jobs[i].done = true;
+            finish_page(vf, vt, &jobs[i]);
+        }
+}
+
 /* Plan the given chunks (claimed by this thread: state CH_PLANNING). */
 static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *const *chs, size_t n,
                         plan_tally *vt)
@@ -1666,13 +1664,7 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
         if (nspans == 0 || oom) {
             free(spans);
             if (oom)
-                for (size_t i = 0; i < njobs; i++)
-                    if (!jobs[i].done) {
-                        pp_result_free(&jobs[i].res);
-                        jobs[i].res.outcome = PP_REAL;
-                        jobs[i].done = true;
-                        finish_page(vf, vt, &jobs[i]);
-                    }
+                give_up_pending(vf, vt, jobs, njobs);
             break;
         }
         /* Coalesce neighbouring ranges (across pages) into requests. */
@@ -1747,13 +1739,7 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
             free(spans[i].buf);
         free(spans);
         if (g.failed) {
-            for (size_t i = 0; i < njobs; i++)
-                if (!jobs[i].done) {
-                    pp_result_free(&jobs[i].res);
-                    jobs[i].res.outcome = PP_REAL;
-                    jobs[i].done = true;
-                    finish_page(vf, vt, &jobs[i]);
-                }
+            give_up_pending(vf, vt, jobs, njobs);
             break;
         }
     }
@@ -2001,6 +1987,21 @@ ssize_t views_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *bu
 /* ------------------------------------------------------------------------ */
 /* Stats                                                                    */
 
+/* Copy s into a JSON string body (quotes and backslashes escaped, control
+ * characters dropped), truncated to fit cap. */
+static void json_escape(const char *s, char *out, size_t cap)
+{
+    size_t k = 0;
+    for (const char *p = s; *p && k + 3 < cap; p++) {
+        if ((unsigned char)*p < 0x20)
+            continue;
+        if (*p == '"' || *p == '\\')
+            out[k++] = '\\';
+        out[k++] = *p;
+    }
+    out[k] = '\0';
+}
+
 static size_t render_view_stats(sv_view *v, char **out)
 {
     size_t cap = 4096, len = 0;
@@ -2039,15 +2040,7 @@ static size_t render_view_stats(sv_view *v, char **out)
     for (view_file *vf = v->files; vf; vf = vf->next) {
         pthread_mutex_lock(&vf->lock);
         char path[1024];
-        size_t k = 0;
-        for (const char *p = vf->relpath; *p && k < sizeof path - 8; p++) {
-            if (*p == '"' || *p == '\\')
-                path[k++] = '\\';
-            if ((unsigned char)*p < 0x20)
-                continue;
-            path[k++] = *p;
-        }
-        path[k] = '\0';
+        json_escape(vf->relpath, path, sizeof path);
         const char *state = vf->state == VF_READY ? "view" : vf->state == VF_REAL ? "real" : "pending";
         if (vf->state == VF_NEW || vf->state == VF_PREPARING) {
             /* prepare() is filling the plan without the lock: report nothing yet. */
@@ -2066,15 +2059,7 @@ static size_t render_view_stats(sv_view *v, char **out)
              (unsigned long long)vf->requests);
         if (vf->state == VF_REAL) {
             char why[600];
-            size_t q = 0;
-            for (const char *p = vf->why_real; *p && q < sizeof why - 8; p++) {
-                if (*p == '"' || *p == '\\')
-                    why[q++] = '\\';
-                if ((unsigned char)*p < 0x20)
-                    continue;
-                why[q++] = *p;
-            }
-            why[q] = '\0';
+            json_escape(vf->why_real, why, sizeof why);
             EMIT(", \"why_real\": \"%s\"", why);
         }
         EMIT("}");

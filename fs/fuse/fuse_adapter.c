@@ -50,6 +50,16 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
 
+static void entry_of(const sv_attr *a, struct fuse_entry_param *e)
+{
+    memset(e, 0, sizeof *e);
+    e->ino = a->ino;
+    e->generation = 1;
+    e->attr_timeout = a->timeout;
+    e->entry_timeout = a->timeout;
+    to_stat(a, &e->attr);
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     sv_attr a;
@@ -59,12 +69,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
         return;
     }
     struct fuse_entry_param e;
-    memset(&e, 0, sizeof e);
-    e.ino = a.ino;
-    e.generation = 1;
-    e.attr_timeout = a.timeout;
-    e.entry_timeout = a.timeout;
-    to_stat(&a, &e.attr);
+    entry_of(&a, &e);
     fuse_reply_entry(req, &e);
 }
 
@@ -166,10 +171,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
         return;
     }
     struct fuse_entry_param e;
-    memset(&e, 0, sizeof e);
-    e.ino = a.ino;
-    e.generation = 1;
-    to_stat(&a, &e.attr);
+    entry_of(&a, &e);
     fi->fh = (uint64_t)(uintptr_t)f;
     fi->direct_io = 1;
     if (fuse_reply_create(req, &e, fi) == -ENOENT)

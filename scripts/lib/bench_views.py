@@ -44,6 +44,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import s3env  # noqa: E402
+from bench_mount import Mount  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
 MiB = 1 << 20
@@ -99,29 +100,6 @@ def ensure_data(data_dir: Path, rows: int) -> tuple[Path, dict]:
 
 
 # -- mounts and runs -------------------------------------------------------------------------
-class Mount:
-    def __init__(self, moto, bucket: str, mp: Path):
-        self.mp = mp
-        mp.mkdir(parents=True, exist_ok=True)
-        env = s3env.clean_env(extra=moto.creds.env())
-        argv = [BIN, "mount", f"s3://{bucket}", str(mp), "--endpoint", moto.endpoint, "--force-path-style"]
-        r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise SystemExit(f"mount failed: {' '.join(argv)}\n{r.stderr}")
-
-    def stats(self) -> dict:
-        return json.loads((self.mp / ".sieve" / "stats").read_bytes())
-
-    def close(self):
-        s3env.unmount(self.mp, s3env.procs_matching(BIN, str(self.mp)))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *a):
-        self.close()
-
-
 DUCK_SCRIPT = r"""
 import duckdb, json, math, sys, time
 con = duckdb.connect(config={"threads": int(sys.argv[2])})
@@ -163,7 +141,7 @@ def write_hint(mp: Path, name: str, doc: dict) -> None:
 
 
 def one_run(moto, bucket: str, work: Path, tag: str, qname: str, mode: str, threads: int) -> dict:
-    with Mount(moto, bucket, work / f"mnt-{tag}") as m:
+    with Mount(moto, bucket, work / f"mnt-{tag}", extra=("--force-path-style",)) as m:
         before = m.stats()
         t0 = time.perf_counter()
         root = m.mp
