@@ -1492,7 +1492,13 @@ static void finish_page(const view_file *vf, plan_tally *vt, page_job *j)
         vp->kind = VP_REAL;
         vt->pages_real++;
         vt->bytes_fetched += j->ch->pm.pages[j->page].total_size;
-        if (j->res.outcome == PP_REAL)
+        /* A page whose bytes contradict the file's own metadata is worth
+         * telling the operator about; ordinary declines are debug noise. */
+        if (j->res.outcome == PP_REAL && (strncmp(j->res.reason, "layout", 6) == 0 ||
+                                          strncmp(j->res.reason, "verify", 6) == 0))
+            log_info("%s: page at %llu served real: %s", vf->relpath,
+                     (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
+        else if (j->res.outcome == PP_REAL)
             log_debug("%s: page at %llu served real (%s)", vf->relpath,
                       (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
     }
@@ -1556,7 +1562,9 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
                 why = "out of memory";
         }
         if (why) {
-            if (!ch->real)
+            if (!ch->real && strncmp(why, "offset index ", 13) == 0 && strcmp(why, "no offset index") != 0)
+                log_info("%s: chunk rg %u column %s served real: %s", vf->relpath, ch->rg, lf->path, why);
+            else if (!ch->real)
                 log_debug("%s: chunk rg %u column %s served real (%s)", vf->relpath, ch->rg, lf->path, why);
             pq_page_map_free(&ch->pm);
             ch->real = true;
