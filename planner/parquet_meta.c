@@ -1915,12 +1915,18 @@ tc_status pq_page_header_parse(const uint8_t *buf, size_t len, pq_page_header *h
             int32_t v = 0;
             ok = f_i32(r, &f, "crc", &v);
             if (ok) {
+                /* Only a single zigzag-varint i32 can be rewritten in place: with
+                 * a repeated field, a rewrite of one copy could leave a reader
+                 * looking at another. */
+                const bool repeated = h->has_crc;
                 h->has_crc = true;
                 h->crc = (uint32_t)v;
-                /* Only a zigzag-varint i32 can be rewritten in place. */
-                if (f.type == TC_I32) {
+                if (f.type == TC_I32 && !repeated) {
                     h->crc_offset = (uint32_t)at;
                     h->crc_len = (uint32_t)(r->pos - at);
+                } else {
+                    h->crc_offset = 0;
+                    h->crc_len = 0;
                 }
             }
             break;
