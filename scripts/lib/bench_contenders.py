@@ -1,0 +1,184 @@
+"""The contenders of scripts/bench: ways an unmodified reader gets at a table
+in S3, each reached through the same emulated link (scripts/lib/wanproxy.py).
+
+A contender is set up once per run (a fresh mount, so no cache survives from
+the run before), hands the reader a location, reports the CPU time and peak
+memory of its own daemon, and is torn down:
+
+  view    sievefs, reading through a view made from the query's hint
+  plain   sievefs, the plain path
+  s3fs    s3fs-fuse (Debian package s3fs), no local cache
+  rclone  rclone mount (Debian package rclone), --vfs-cache-mode off
+  direct  the reader's own S3 client: pyarrow's S3FileSystem (DuckDB's httpfs
+          extension cannot be downloaded here, so DuckDB has no direct run)
+
+S3 traffic (bytes, requests) is counted by the proxy, the same way for all.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+import s3env  # noqa: E402
+
+BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
+CONTENDERS = ("view", "plain", "s3fs", "rclone", "direct")
+
+
+def _proc_cpu_and_peak(pid: int) -> tuple[float, int]:
+    """CPU seconds (user + system) and peak RSS in bytes of a live process."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        cpu = (int(fields[11]) + int(fields[12])) / tick
+        peak = 0
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peak = int(line.split()[1]) * 1024
+        return cpu, peak
+    except (OSError, IndexError, ValueError):
+        return 0.0, 0
+
+
+class Contender:
+    """Base: subclasses set self.location (what the reader opens) in setup()."""
+    name = "?"
+    fuse = True
+
+    def __init__(self, work: Path, bucket: str, endpoint: str, creds):
+        self.work = work
+        self.bucket = bucket
+        self.endpoint = endpoint  # the proxy, http://127.0.0.1:PORT
+        self.creds = creds
+        self.mp = work / f"mnt-{self.name}"
+        self.pids: list[int] = []
+        self.init_seconds = 0.0
+
+    def env(self) -> dict:
+        env = s3env.clean_env(extra=self.creds.env())
+        env.pop("AWS_CA_BUNDLE", None)  # http endpoint: some tools refuse a CA bundle for it
+        return env
+
+    def setup(self, table_prefix: str, query: dict) -> str:
+        raise NotImplementedError
+
+    def daemon_usage(self) -> tuple[float, int]:
+        cpu, peak = 0.0, 0
+        for pid in self.pids:
+            c, p = _proc_cpu_and_peak(pid)
+            cpu += c
+            peak = max(peak, p)
+        return cpu, peak
+
+    def teardown(self):
+        if self.fuse:
+            s3env.unmount(self.mp, self.pids)
+
+    def _wait_mounted(self):
+        if not s3env.wait_for(lambda: bool(s3env.mounts_at(self.mp)), 60):
+            raise RuntimeError(f"{self.name}: {self.mp} did not mount")
+
+
+class SievefsPlain(Contender):
+    name = "plain"
+
+    def _mount(self):
+        self.mp.mkdir(parents=True, exist_ok=True)
+        argv = [BIN, "mount", f"s3://{self.bucket}", str(self.mp), "--endpoint", self.endpoint,
+                "--force-path-style"]
+        r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"sievefs mount failed: {r.stderr.strip()}")
+        self.pids = s3env.procs_matching(BIN, str(self.mp))
+
+    def setup(self, table_prefix: str, query: dict) -> str:
+        t = time.perf_counter()
+        self._mount()
+        self.init_seconds = time.perf_counter() - t
+        return str(self.mp / table_prefix)
+
+
+class SievefsView(SievefsPlain):
+    name = "view"
+
+    def setup(self, table_prefix: str, query: dict) -> str:
+        import json
+        t = time.perf_counter()
+        self._mount()
+        hint = query["hint"] or {}  # a full scan: the empty hint selects every row
+        args = [BIN, "hint", str(self.mp), "q"]
+        if hint.get("where"):
+            args += ["--where", hint["where"]]
+        if hint.get("columns"):
+            args += ["--columns", ",".join(hint["columns"])]
+        r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise RuntimeError(f"sievefs hint rejected {json.dumps(hint)}: {r.stderr.strip()}")
+        self.init_seconds = time.perf_counter() - t
+        return str(Path(r.stdout.strip()) / table_prefix)
+
+
+class S3fs(Contender):
+    name = "s3fs"
+
+    def setup(self, table_prefix: str, query: dict) -> str:
+        self.mp.mkdir(parents=True, exist_ok=True)
+        pw = self.work / "s3fs-passwd"
+        pw.write_text(f"{self.creds.access_key_id}:{self.creds.secret_access_key}\n")
+        pw.chmod(0o600)
+        t = time.perf_counter()
+        argv = ["s3fs", self.bucket, str(self.mp), "-o", f"url={self.endpoint}", "-o",
+                "use_path_request_style", "-o", f"passwd_file={pw}", "-o", "ro", "-o",
+                "endpoint=us-east-1"]
+        r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"s3fs failed: {r.stderr.strip()}")
+        self._wait_mounted()
+        os.listdir(self.mp)  # s3fs answers lazily: the first listing is part of its start-up
+        self.init_seconds = time.perf_counter() - t
+        self.pids = s3env.procs_matching("/usr/bin/s3fs", str(self.mp))
+        return str(self.mp / table_prefix)
+
+
+class Rclone(Contender):
+    name = "rclone"
+
+    def setup(self, table_prefix: str, query: dict) -> str:
+        self.mp.mkdir(parents=True, exist_ok=True)
+        t = time.perf_counter()
+        argv = ["rclone", "mount", f":s3:{self.bucket}", str(self.mp), "--s3-provider", "Other",
+                "--s3-endpoint", self.endpoint, "--s3-access-key-id", self.creds.access_key_id,
+                "--s3-secret-access-key", self.creds.secret_access_key, "--s3-region", "us-east-1",
+                "--read-only", "--vfs-cache-mode", "off", "--daemon"]
+        r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            raise RuntimeError(f"rclone mount failed: {r.stderr.strip()}")
+        self._wait_mounted()
+        os.listdir(self.mp)
+        self.init_seconds = time.perf_counter() - t
+        self.pids = s3env.procs_matching("/usr/bin/rclone", str(self.mp))
+        return str(self.mp / table_prefix)
+
+
+class Direct(Contender):
+    """The reader's own S3 client; the location is an s3 URI the reader script understands."""
+    name = "direct"
+    fuse = False
+
+    def setup(self, table_prefix: str, query: dict) -> str:
+        self.init_seconds = 0.0
+        return f"s3://{self.bucket}/{table_prefix}"
+
+    def teardown(self):
+        pass
+
+
+def make(name: str, work: Path, bucket: str, endpoint: str, creds) -> Contender:
+    cls = {"view": SievefsView, "plain": SievefsPlain, "s3fs": S3fs, "rclone": Rclone,
+           "direct": Direct}[name]
+    return cls(work, bucket, endpoint, creds)

@@ -1,0 +1,87 @@
+"""One query by one unmodified reader, run by scripts/bench in a fresh process
+(so no reader cache survives between runs). Usage:
+
+    python bench_reader.py SPEC_JSON
+
+SPEC: {"reader": "duckdb" | "pyarrow", "location": DIR or s3://BUCKET/PREFIX,
+       "query": {"sql_duckdb": template with {table}, "pyarrow_filter": a Python
+       expression over pc (pyarrow.compute) or null, "columns": [...]},
+       "s3": {"endpoint", "access_key", "secret_key"} (for s3:// locations),
+       "threads": N}
+
+Prints one JSON line: {"seconds": query wall time, "rows": row count,
+"digest": sha256 of the sorted, normalised result}. The digest is compared
+between contenders of the same reader (types differ between readers).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import sys
+import time
+
+
+def _norm(v):
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        return repr(v)
+    if isinstance(v, dict):
+        return {k: _norm(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple)):
+        return [_norm(x) for x in v]
+    return v if isinstance(v, (int, str, bool)) or v is None else str(v)
+
+
+def digest(rows) -> str:
+    keyed = sorted(json.dumps(_norm(r), sort_keys=True, default=str) for r in rows)
+    h = hashlib.sha256()
+    for k in keyed:
+        h.update(k.encode())
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def run_duckdb(spec: dict):
+    import duckdb
+    con = duckdb.connect(config={"threads": int(spec.get("threads", 2))})
+    con.execute("SET enable_progress_bar = false")
+    loc = spec["location"]
+    if loc.startswith("s3://"):
+        raise SystemExit("duckdb: no direct S3 reads here (the httpfs extension cannot be downloaded)")
+    sql = spec["query"]["sql_duckdb"].replace("{table}", loc.replace("'", "''"))
+    t = time.perf_counter()
+    rows = con.execute(sql).fetchall()
+    return time.perf_counter() - t, rows
+
+
+def run_pyarrow(spec: dict):
+    import pyarrow.dataset as ds
+    import pyarrow.fs as pafs
+    q = spec["query"]
+    loc = spec["location"]
+    t = time.perf_counter()
+    fs = None
+    if loc.startswith("s3://"):
+        s3 = spec["s3"]
+        scheme, _, host = s3["endpoint"].partition("://")
+        fs = pafs.S3FileSystem(access_key=s3["access_key"], secret_key=s3["secret_key"],
+                               endpoint_override=host, scheme=scheme, region="us-east-1")
+        loc = loc[len("s3://"):]
+    dataset = ds.dataset(loc, format="parquet", filesystem=fs)
+    expr = eval(q["pyarrow_filter"], {"ds": ds, "pc": __import__("pyarrow.compute").compute}) \
+        if q.get("pyarrow_filter") else None
+    table = dataset.to_table(columns=q.get("columns") or None, filter=expr)
+    seconds = time.perf_counter() - t
+    return seconds, table.to_pylist()
+
+
+def main():
+    spec = json.loads(sys.argv[1])
+    seconds, rows = (run_duckdb if spec["reader"] == "duckdb" else run_pyarrow)(spec)
+    print(json.dumps({"seconds": seconds, "rows": len(rows), "digest": digest(rows)}))
+
+
+if __name__ == "__main__":
+    main()

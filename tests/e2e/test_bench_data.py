@@ -1,0 +1,259 @@
+"""Self-tests of the benchmark data generator (scripts/lib/bench_data.py):
+deterministic output, the Parquet layout the benchmark relies on, Delta tables
+that deltalake and DuckDB read alike, queries whose selectivity and layout are
+what their names say, and (when a Spark with delta-spark is at hand) the
+deletion-vector variant. No sievefs mount needed; `sievefs inspect` checks the
+pages when the binary is built."""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import s3env
+
+sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
+import bench_data as bd  # noqa: E402
+
+pytestmark = pytest.mark.harness
+
+SCALE = 0.005          # ~30k rows
+RG_ROWS = 4096         # small row groups and pages so scattered vs clustered shows at this scale
+PAGE_ROWS = 1000
+TARGET_MIB = 4
+BIN = os.environ.get("SIEVEFS_BIN", str(s3env.REPO / "build" / "sievefs"))
+
+
+def _gen(out: Path, **kw) -> dict:
+    args = dict(scale=SCALE, widths=(90,), codecs=("none", "zstd"), target_file_mib=TARGET_MIB,
+                row_group_rows=RG_ROWS, page_rows=PAGE_ROWS)
+    args.update(kw)
+    return bd.generate(out, **args)
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory) -> dict:
+    return _gen(tmp_path_factory.mktemp("bench-a"))
+
+
+@pytest.fixture(scope="module")
+def defaults(tmp_path_factory) -> dict:
+    """Both widths with the default layout (pages of 20,000 rows / 1 MiB, row groups of 131,072)."""
+    return bd.generate(tmp_path_factory.mktemp("bench-d"), scale=SCALE, widths=(90, 416), codecs=("none",))
+
+
+def _files(info: dict) -> list[Path]:
+    return [Path(info["path"]) / f["path"] for f in info["files"]]
+
+
+def _tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "_tpch" not in p.parts and not p.name.endswith(".manifest.json")}
+
+
+def test_generation_is_deterministic_and_cached(small, tmp_path):
+    assert {i["cached"] for i in small["tables"].values()} == {False}
+    again = _gen(tmp_path / "b")
+    a, b = _tree(Path(small["out_dir"])), _tree(tmp_path / "b")
+    assert sorted(a) == sorted(b)
+    assert [k for k in a if a[k] != b[k]] == [], "two generations differ"
+    assert any(k.endswith(".parquet") for k in a) and any("_delta_log" in k for k in a)
+    for name, info in again["tables"].items():
+        assert len(info["files"]) > 1, f"{name}: expected several files at {TARGET_MIB} MiB"
+    # a third call finds the manifests and rewrites nothing
+    mtimes = {p: p.stat().st_mtime_ns for p in (tmp_path / "b").rglob("*.parquet")}
+    third = _gen(tmp_path / "b")
+    assert {i["cached"] for i in third["tables"].values()} == {True}
+    assert {p: p.stat().st_mtime_ns for p in (tmp_path / "b").rglob("*.parquet")} == mtimes
+    # a different parameter is not served from the cache
+    other = _gen(tmp_path / "b", codecs=("none",), page_rows=PAGE_ROWS * 2)
+    assert {i["cached"] for i in other["tables"].values()} == {False}
+
+
+def _check_layout(info: dict, rg_rows: int, page_rows: int, page_bytes: int):
+    import pyarrow.parquet as pq
+    codec = {"none": "UNCOMPRESSED", "zstd": "ZSTD"}[info["codec"]]
+    total = 0
+    for path in _files(info):
+        md = pq.ParquetFile(path).metadata
+        assert md.num_columns == info["width"]
+        total += md.num_rows
+        for g in range(md.num_row_groups):
+            rg = md.row_group(g)
+            assert rg.num_rows <= min(rg_rows, bd.MAX_ROW_GROUP_ROWS)
+            for c in range(rg.num_columns):
+                cc = rg.column(c)
+                assert not cc.has_dictionary_page, f"{path.name} {cc.path_in_schema}: dictionary page"
+                assert "PLAIN" in cc.encodings and not {"PLAIN_DICTIONARY", "RLE_DICTIONARY"} & set(cc.encodings)
+                assert cc.compression == codec
+                assert cc.is_stats_set and cc.statistics.has_min_max
+                assert cc.has_offset_index and cc.has_column_index, f"{path.name} {cc.path_in_schema}: no page index"
+    assert total == info["rows"] == info["physical_rows"]
+    if not os.access(BIN, os.X_OK):
+        return
+    for path in _files(info):
+        r = subprocess.run([BIN, "inspect", str(path), "--json", "--pages"], capture_output=True, text=True,
+                           timeout=60)
+        assert r.returncode == 0, r.stderr
+        doc = json.loads(r.stdout)
+        for rg in doc["row_groups"]:
+            for cc in rg["columns"]:
+                assert cc["dictionary_page_offset"] is None
+                for p in cc["pages"]:
+                    assert p["type"] == "DATA_PAGE" and p["encoding"] == "PLAIN", (path.name, cc["path"], p)
+                    assert p["num_rows"] <= page_rows
+                    # the writer closes a page once it reaches page_bytes: one batch of values past it at most
+                    assert p["uncompressed_size"] <= page_bytes + 64 * 1024, (path.name, cc["path"], p)
+                    fixed = bd.DELTA_TYPE.get(dict(bd.column_specs(info["width"]))[cc["path"]]) != "string"
+                    if info["codec"] == "none" and fixed:
+                        assert p["eligible"], (path.name, cc["path"], p)
+
+
+def test_layout_small_pages(small):
+    for info in small["tables"].values():
+        _check_layout(info, RG_ROWS, PAGE_ROWS, bd.DEFAULT_PAGE_BYTES)
+
+
+def test_layout_defaults(defaults):
+    for info in defaults["tables"].values():
+        assert info["row_group_rows"] == bd.MAX_ROW_GROUP_ROWS and info["page_rows"] == bd.DEFAULT_PAGE_ROWS
+        _check_layout(info, bd.MAX_ROW_GROUP_ROWS, bd.DEFAULT_PAGE_ROWS, bd.DEFAULT_PAGE_BYTES)
+        assert info["width"] == len(info["columns"])
+    w416 = defaults["tables"]["lineitem_w416_none"]
+    kinds = {t for _, t in bd.column_specs(416)}
+    assert kinds == {"int64", "int32", "double", "dec", "date", "str"}
+    assert [c for c, _ in bd.column_specs(90)] == w416["columns"][:90], "widths are prefixes of each other"
+
+
+def test_delta_table_reads_like_read_parquet(small):
+    import duckdb
+    import pyarrow as pa
+    from deltalake import DeltaTable
+    for info in small["tables"].values():
+        schema = bd.arrow_schema(info["width"])
+        dt = DeltaTable(info["path"])
+        assert dt.version() == 0
+        assert [f.name for f in dt.schema().fields] == info["columns"]
+        delta = dt.to_pyarrow_table().cast(schema).sort_by("rownum")
+        con = duckdb.connect()
+        duck = con.sql(f"SELECT * FROM read_parquet('{info['path']}/*.parquet') ORDER BY rownum").to_arrow_table()
+        duck = pa.Table.from_batches(duck.to_batches()).cast(schema)
+        assert delta.num_rows == duck.num_rows == info["rows"]
+        assert delta.equals(duck), f"{info['name']}: deltalake and DuckDB read different rows"
+        assert delta["rownum"].to_pylist() == list(range(info["rows"]))
+        # Delta file statistics agree with the files
+        log = [json.loads(ln) for ln in (Path(info["path"]) / "_delta_log" / "00000000000000000000.json")
+               .read_text().splitlines()]
+        adds = [x["add"] for x in log if "add" in x]
+        assert [a["path"] for a in adds] == [f["path"] for f in info["files"]]
+        first = 0
+        for a, f in zip(adds, info["files"]):
+            st = json.loads(a["stats"])
+            assert a["size"] == (Path(info["path"]) / a["path"]).stat().st_size
+            assert st["numRecords"] == f["rows"]
+            assert st["minValues"]["rownum"] == first and st["maxValues"]["rownum"] == first + f["rows"] - 1
+            assert len(st["nullCount"]) == bd.STATS_COLUMNS
+            first += f["rows"]
+        # the source is lineitem as tpchgen-cli wrote it, sorted by l_orderkey
+        ok = delta["l_orderkey"].to_pylist()
+        assert ok == sorted(ok)
+
+
+PRED_RE = re.compile(r"^(\w+ (<|<=|=) \d+|\w+ BETWEEN \d+ AND \d+|\w+ IN \((\d+, )*\d+\))$")
+
+
+def _touched_row_groups(con, info, pred) -> tuple[int, int]:
+    rg = info["row_group_rows"]
+    touched = con.sql(f"SELECT count(DISTINCT rownum // {rg}) FROM read_parquet('{info['path']}/*.parquet') "
+                      f"WHERE {pred}").fetchall()[0][0]
+    return touched, sum(f["row_groups"] for f in info["files"])
+
+
+def test_queries(small, defaults):
+    import duckdb
+    import pyarrow.dataset as pads
+    con = duckdb.connect()
+    for info in list(small["tables"].values()) + list(defaults["tables"].values()):
+        qs = bd.queries(info)
+        assert [q["name"] for q in qs] == ["scattered_0_01pct", "clustered_0_01pct", "scattered_0_1pct",
+                                           "clustered_0_1pct", "scattered_1pct", "clustered_1pct", "full_scan"]
+        dset = pads.dataset(info["path"], format="parquet", exclude_invalid_files=True)
+        for q in qs:
+            where = f"{info['name']} {q['name']}"
+            assert set(q["columns"]) <= set(info["columns"]) and set(q["filter_columns"]) <= set(q["columns"])
+            sql = bd.render(q["sql_duckdb"], info["path"])
+            res = con.sql(sql).fetchall()
+            if q["layout"] == "full":
+                assert q["hint"] is None and q["predicate"] is None
+                assert res[0][0] == info["rows"] == q["expected_rows"]
+                assert dset.count_rows() == info["rows"]
+                continue
+            assert len(q["columns"]) == bd.PROJECT_COLUMNS and len(res[0]) == bd.PROJECT_COLUMNS, where
+            assert len(set(q["columns"])) == len(q["columns"])
+            n = len(res)
+            assert n == q["expected_rows"], where
+            assert dset.count_rows(filter=q["pyarrow_filter"]) == n, where
+            nominal = info["rows"] * q["selectivity"]
+            assert nominal / 2 <= n <= nominal * 2, f"{where}: {n} rows, nominal {nominal:.1f}"
+            # the hint: valid JSON, the same predicate, in the subset of the language all engines agree on
+            doc = json.loads(bd.hint_json(q))
+            assert doc == {"where": q["predicate"], "columns": q["columns"]}
+            assert PRED_RE.match(doc["where"]), doc["where"]
+            assert all(re.match(r"^[a-z_0-9]+$", c) for c in doc["columns"])
+            touched, groups = _touched_row_groups(con, info, q["predicate"])
+            if q["layout"] == "scattered":
+                assert touched >= 0.75 * min(groups, n), f"{where}: {n} rows in {touched}/{groups} row groups"
+            else:
+                assert touched <= math.ceil(n / info["row_group_rows"]) + 1, \
+                    f"{where}: {n} rows in {touched}/{groups} row groups"
+        # the scattered 1 % selection reaches every row group; the clustered one few
+        by = {q["name"]: q for q in qs}
+        t_s, groups = _touched_row_groups(con, info, by["scattered_1pct"]["predicate"])
+        t_c, _ = _touched_row_groups(con, info, by["clustered_1pct"]["predicate"])
+        assert t_s == groups and (groups == 1 or t_c < groups / 2), (info["name"], t_s, t_c, groups)
+
+
+def test_cli_prints_summary(small):
+    r = subprocess.run([sys.executable, str(s3env.REPO / "scripts" / "lib" / "bench_data.py"), "--out",
+                        small["out_dir"], "--scale", str(SCALE), "--widths", "90", "--codecs", "none,zstd",
+                        "--target-file-mib", str(TARGET_MIB), "--row-group-rows", str(RG_ROWS),
+                        "--page-rows", str(PAGE_ROWS), "--queries"],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    t = doc["tables"]["lineitem_w90_zstd"]
+    assert t["cached"] is True and t["rows"] == small["tables"]["lineitem_w90_zstd"]["rows"]
+    assert len(t["queries"]) == 7 and t["queries"][0]["pyarrow_filter"]
+
+
+@pytest.mark.timeout(900)
+def test_deletion_vector_variant(small, tmp_path):
+    found = bd.spark_python()
+    if found is None:
+        pytest.skip("no Python with a pyspark that has a delta-spark build (pyspark 4.0-4.2; Maven Central has "
+                    "none for 4.3) and Java: set SIEVE_DV_SPARK_PYTHON, or run `bench_data.py --dv` once to "
+                    f"create {bd.spark_venv_dir()}")
+    import pyarrow as pa
+    from deltalake import DeltaTable, QueryBuilder
+    base = small["tables"]["lineitem_w90_none"]
+    res = bd.generate(small["out_dir"], scale=SCALE, widths=(90,), codecs=("none",), dv=True,
+                      target_file_mib=TARGET_MIB, row_group_rows=RG_ROWS, page_rows=PAGE_ROWS)
+    info = res["tables"]["lineitem_w90_none_dv"]
+    assert info["deleted_rows"] == bd.deleted_rows(base["rows"]) > 0
+    assert info["rows"] == base["rows"] - info["deleted_rows"]
+    assert info["deletion_vector_files"]
+    for f in info["files"]:     # the Parquet files are the base table's, untouched
+        assert os.path.samefile(Path(info["path"]) / f["path"], Path(base["path"]) / f["path"])
+    dt = DeltaTable(info["path"])
+    assert "deletionVectors" in (dt.protocol().reader_features or [])
+    for q in bd.queries(info):
+        assert q["sql_duckdb"] is None
+        out = pa.table(QueryBuilder().register("t", dt).execute(q["sql_deltalake"]).read_all())
+        n = out.column(0)[0].as_py() if q["layout"] == "full" else out.num_rows
+        assert n == q["expected_rows"], q["name"]
