@@ -80,7 +80,7 @@ def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3con
 
 
 # -- plan -------------------------------------------------------------------------------------
-QUICK = {"scale": 0.01, "widths": [90], "codecs": ["none"], "profiles": ["wan"],
+QUICK = {"scale": 0.005, "widths": [90], "codecs": ["none"], "profiles": ["wan"],
          "queries": ["scattered_0_1pct", "clustered_0_1pct", "full_scan"], "pairs": 3}
 FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"], "profiles": ["wan", "region", "lan"],
         "queries": None, "pairs": 3}

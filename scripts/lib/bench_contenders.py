@@ -28,6 +28,12 @@ import s3env  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
 CONTENDERS = ("view", "plain", "s3fs", "rclone", "direct")
+# rclone's defaults read a 128 MiB range after every seek (and 16 MiB ahead):
+# on a column-chunk reader that downloads a multiple of the table. Smaller
+# chunks and no read-ahead are what its documentation suggests for random
+# access; SIEVE_BENCH_RCLONE_ARGS overrides them (empty string: defaults).
+RCLONE_EXTRA = os.environ.get("SIEVE_BENCH_RCLONE_ARGS",
+                              "--vfs-read-chunk-size 1M --vfs-read-chunk-size-limit 64M --buffer-size 0").split()
 
 
 def _proc_cpu_and_peak(pid: int) -> tuple[float, int]:
@@ -154,7 +160,7 @@ class Rclone(Contender):
         argv = ["rclone", "mount", f":s3:{self.bucket}", str(self.mp), "--s3-provider", "Other",
                 "--s3-endpoint", self.endpoint, "--s3-access-key-id", self.creds.access_key_id,
                 "--s3-secret-access-key", self.creds.secret_access_key, "--s3-region", "us-east-1",
-                "--read-only", "--vfs-cache-mode", "off", "--daemon"]
+                "--read-only", "--vfs-cache-mode", "off", "--daemon", *RCLONE_EXTRA]
         r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             raise RuntimeError(f"rclone mount failed: {r.stderr.strip()}")
