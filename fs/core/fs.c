@@ -860,6 +860,12 @@ ssize_t fs_read_real(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *
     return (ssize_t)done;
 }
 
+void fs_chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
+{
+    if (f->has_layout && size > 0)
+        (void)chunk_prefetch(fs, f, off, size);
+}
+
 void fs_prefetch_real(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end)
 {
     prefetch_span(fs, f, start, end, fs->cfg.max_request, true);

@@ -79,6 +79,9 @@ struct sv_file {
  * own use: no reader statistics, no prefetch decisions. Returns the byte
  * count (short only at EOF) or -errno. */
 ssize_t fs_read_real(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *buf);
+/* The plain path's column-chunk prefetch for a reader's read at [off, off+size)
+ * (whole chunk once the reader has really started it). */
+void fs_chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size);
 /* Start fetching [start, end) of f into the block cache (demand priority). */
 void fs_prefetch_real(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end);
 /* Reader-facing read of real bytes into buf (counts as the reader's). */

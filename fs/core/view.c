@@ -85,6 +85,7 @@ typedef struct {
     uint32_t rg, col;
     chunk_state state;
     bool real;             /* the whole chunk is served real */
+    bool all_real;         /* real, or planned with no sparse page: read like the plain path */
     bool counted;          /* its bytes were added to the ordinary total */
     pq_page_map pm;
     vpage *pages;          /* per pm page when !real */
@@ -1781,6 +1782,7 @@ static void ensure_planned(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf, siz
         vchunk **chs = malloc(vf->n_chunks * sizeof *chs);
         if (!chs) {
             ch->real = true;
+            ch->all_real = true;
             ch->state = CH_PLANNED;
             return;
         }
@@ -1824,8 +1826,14 @@ static void ensure_planned(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf, siz
         atomic_fetch_add(&v->bytes_fetched, t.bytes_fetched);
         atomic_fetch_add(&v->requests, t.requests);
         atomic_fetch_add(&v->ordinary_bytes, ordinary);
-        for (size_t i = 0; i < n; i++)
-            chs[i]->state = CH_PLANNED;
+        for (size_t i = 0; i < n; i++) {
+            vchunk *c = chs[i];
+            bool sparse = false;
+            for (uint32_t p = 0; !c->real && c->pages && p < c->pm.n_pages && !sparse; p++)
+                sparse = c->pages[p].kind == VP_SPARSE;
+            c->all_real = !sparse;
+            c->state = CH_PLANNED;
+        }
         pthread_cond_broadcast(&vf->cond);
         pthread_mutex_unlock(&vf->lock);
         /* Start fetching the real bytes these chunks will need, all at once
@@ -1836,10 +1844,11 @@ static void ensure_planned(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf, siz
              * never be read (readers skip such groups by statistics). */
             if (i > 0 && vf->sel[c->rg].n == 0)
                 continue;
-            if (c->real || !c->pages) {
-                fs_prefetch_real(fs, f, c->start, c->end);
+            /* Chunks with nothing sparse are read like on the plain path:
+             * fetched when the reader really starts them, not when kernel
+             * readahead merely brushes them. */
+            if (c->all_real)
                 continue;
-            }
             for (uint32_t p = 0; p < c->pm.n_pages; p++)
                 if (c->pages[p].kind == VP_REAL)
                     fs_prefetch_real(fs, f, c->pm.pages[p].offset,
@@ -1889,8 +1898,10 @@ static ssize_t read_real_into(sv_fs *fs, sv_file *f, uint64_t off, size_t len, u
 /* Serve [off, off+len) of one planned chunk. */
 static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off, size_t len, uint8_t *dst)
 {
-    if (ch->real || !ch->pages)
+    if (ch->all_real) {
+        fs_chunk_prefetch(fs, f, off, len);
         return read_real_into(fs, f, off, len, dst);
+    }
     uint64_t end = off + len;
     /* First page ending after off. */
     uint32_t lo = 0, hi = ch->pm.n_pages;
