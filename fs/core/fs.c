@@ -536,7 +536,7 @@ int fs_file_bind_object(sv_fs *fs, sv_file *f, uint64_t base_ino)
     return 0;
 }
 
-static bool is_parquet_name(const char *key)
+bool fs_is_parquet_name(const char *key)
 {
     size_t klen = strlen(key);
     return klen > 8 && strcmp(key + klen - 8, ".parquet") == 0;
@@ -578,7 +578,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         }
         handle_register(fs, &f->handle, false);
         *out = f;
-        if (f->kind == SV_FILE_VIEW && is_parquet_name(f->key) && f->size >= 12)
+        if (f->kind == SV_FILE_VIEW && fs_is_parquet_name(f->key) && f->size >= 12)
             load_layout(fs, f); /* the footer and page index, real and cached */
         return 0;
     }
@@ -591,7 +591,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
     of->keep_cache = true;
     handle_register(fs, &f->handle, false);
     *out = f;
-    if (is_parquet_name(f->key) && f->size >= 12) {
+    if (fs_is_parquet_name(f->key) && f->size >= 12) {
         load_layout(fs, f);
     } else if (f->size > 0 && fs->cfg.tail_bytes > 0) {
         /* Other files: the tail, in the background, in case it is a footer. */

@@ -91,6 +91,8 @@ ssize_t fs_read_for_reader(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uin
  * base_ino; 0 or -errno. */
 int fs_file_bind_object(sv_fs *fs, sv_file *f, uint64_t base_ino);
 void fs_file_init_seq(sv_file *f);
+/* Whether a key names a Parquet file (".parquet"). */
+bool fs_is_parquet_name(const char *key);
 void fs_handle_register(sv_fs *fs, sv_handle *h, bool is_dir);
 /* Attributes of a plain-path node, and the errno (negative) of a status. */
 void fs_tree_attr(const sv_fs *fs, const tree_attr *ta, sv_attr *out);

@@ -340,14 +340,21 @@ static void tree_attr_in_view(const sv_fs *fs, const sv_view *v, const tree_attr
     out->mtime = v->mtime;
 }
 
+/* The hint record a file name under .sieve/hints belongs to (a new
+ * reference), and which of its files it names; NULL when none. */
+static sv_view *find_hint_file(sv_fs *fs, const char *fname, hint_file_kind *k)
+{
+    char hname[129];
+    if (!parse_hint_filename(fname, hname, sizeof hname, k))
+        return NULL;
+    return find_by_name(fs->views, hname);
+}
+
 int views_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
 {
     if (parent == SV_INO_HINTS) {
-        char hname[129];
         hint_file_kind k;
-        if (!parse_hint_filename(name, hname, sizeof hname, &k))
-            return -ENOENT;
-        sv_view *v = find_by_name(fs->views, hname);
+        sv_view *v = find_hint_file(fs, name, &k);
         if (!v)
             return -ENOENT;
         int r = hint_file_attr(fs, v, k, out);
@@ -851,11 +858,8 @@ int views_unlink(sv_fs *fs, uint64_t parent, const char *name)
 {
     if (parent != SV_INO_HINTS)
         return -EROFS;
-    char hname[129];
     hint_file_kind k;
-    if (!parse_hint_filename(name, hname, sizeof hname, &k))
-        return -ENOENT;
-    sv_view *v = find_by_name(fs->views, hname);
+    sv_view *v = find_hint_file(fs, name, &k);
     if (!v)
         return -ENOENT;
     int r = 0;
@@ -1881,18 +1885,12 @@ static const vchunk *chunk_at(const view_file *vf, uint64_t off, size_t *ci)
     return NULL;
 }
 
+/* fs_read_real already loops until done; short only at EOF, which inside
+ * the object's size means it changed under us. */
 static ssize_t read_real_into(sv_fs *fs, sv_file *f, uint64_t off, size_t len, uint8_t *dst)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = fs_read_real(fs, f, off + done, len - done, dst + done);
-        if (n < 0)
-            return n;
-        if (n == 0)
-            return -EIO;
-        done += (size_t)n;
-    }
-    return (ssize_t)len;
+    ssize_t n = fs_read_real(fs, f, off, len, dst);
+    return n < 0 ? n : (size_t)n == len ? (ssize_t)len : -EIO;
 }
 
 /* Serve [off, off+len) of one planned chunk. */
@@ -1943,8 +1941,7 @@ ssize_t views_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *bu
         return 0;
     if (size > f->size - off)
         size = (size_t)(f->size - off);
-    size_t klen = strlen(f->key);
-    bool parquet = klen > 8 && strcmp(f->key + klen - 8, ".parquet") == 0;
+    bool parquet = fs_is_parquet_name(f->key);
     pthread_mutex_lock(&vf->lock);
     if (vf->state == VF_NEW) {
         if (!parquet) {
