@@ -61,6 +61,12 @@ static const char usage_mount[] =
     "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
     "                        A read() up to this size is fetched exactly; larger\n"
     "                        values make memory-mapped readers (polars) fetch more\n"
+    "  --request-cost BYTES  what one more S3 request is worth in bytes, for views:\n"
+    "                        gaps shorter than this are read through, and a page is\n"
+    "                        read partially only if that saves 25% of it counting\n"
+    "                        this per request (default 128K; 0: bytes alone count).\n"
+    "                        Until the connection profiler sets it: about bandwidth\n"
+    "                        x round trip / --max-connections\n"
     "  -f, --foreground      stay in the foreground, log to stderr\n"
     "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
@@ -80,6 +86,7 @@ typedef struct {
     unsigned stall_ms;
     uint64_t dir_ttl_s;
     uint64_t read_ahead;
+    uint64_t request_cost;
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
@@ -111,7 +118,7 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -120,6 +127,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"stall-timeout", required_argument, NULL, OPT_STALL},
         {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
+        {"request-cost", required_argument, NULL, OPT_REQCOST},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -132,6 +140,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->stall_ms = 10000;
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
+    o->request_cost = SV_DEFAULT_REQUEST_COST;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -179,6 +188,10 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_size(optarg, &o->read_ahead) || o->read_ahead < 4096 ||
                 o->read_ahead > (64ull << 20))
                 fail("--read-ahead '%s': expected a size from 4K to 64M, like 128K or 2M", optarg);
+            break;
+        case OPT_REQCOST:
+            if (!cli_parse_size(optarg, &o->request_cost) || o->request_cost > (64ull << 20))
+                fail("--request-cost '%s': expected a size from 0 to 64M, like 0, 16K or 128K", optarg);
             break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
@@ -335,6 +348,7 @@ static int cmd_mount(int argc, char **argv)
     fc.prefix = prefix;
     fc.cache_bytes = o.cache_size;
     fc.dir_ttl_ms = o.dir_ttl_s * 1000;
+    fc.request_cost = (uint32_t)o.request_cost;
     sv_fs *fs = sv_fs_create(s3.client, &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");

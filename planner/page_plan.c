@@ -2594,12 +2594,13 @@ static st finish_need(plan *p)
     for (uint32_t i = 0; i < out.n; i++)
         asked += out.v[i].len;
     if (p->in->n_rows > 0) {
-        const double budget = (1.0 - p->in->min_saving) * (double)p->total;
-        const uint64_t after = pp_bytes_total(p->kb) + asked;
-        if ((double)after > budget) {
+        const double rc = (double)p->in->request_cost;
+        const double budget = (1.0 - p->in->min_saving) * ((double)p->total + rc);
+        const double after = (double)(pp_bytes_total(p->kb) + asked) + rc * out.n;
+        if (after > budget) {
             free(out.v);
-            return real(p, "saving: would fetch %llu of %u bytes, budget %.0f",
-                        (unsigned long long)after, p->total, budget);
+            return real(p, "saving: would fetch %llu of %u bytes in %u requests, budget %.0f",
+                        (unsigned long long)(pp_bytes_total(p->kb) + asked), p->total, out.n, budget);
         }
     }
     kb_rounds *r = p->kb->rounds;
@@ -2637,6 +2638,12 @@ static st run(plan *p)
     if (!p->compressed)
         return run_synth_plain(p);
     return run_synth_compressed(p);
+}
+
+bool pp_worth_planning(uint32_t total_size, bool rows_selected, uint32_t request_cost, double min_saving)
+{
+    const double least = (rows_selected ? 2.0 : 1.0) * request_cost;
+    return least <= (1.0 - min_saving) * ((double)total_size + request_cost);
 }
 
 void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out)

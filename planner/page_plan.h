@@ -79,6 +79,10 @@ typedef struct {
     uint32_t n_rows;
     uint32_t gap_merge;    /* merge two value ranges of the page when the gap is below this */
     double min_saving;     /* PP_SPARSE only when it fetches at most (1 - min_saving) of the page */
+    /* Bytes one request is worth: a partial read is taken only when its bytes
+     * plus this per request stay within (1 - min_saving) of the page plus one
+     * request. 0: bytes alone count. */
+    uint32_t request_cost;
     /* Entries of the chunk's dictionary page (its header's num_values) when
      * the caller knows them; 0 when unknown. A synthesized dictionary-encoded
      * page may reference entry 0 only when this is > 0 (or when the page's
@@ -103,6 +107,12 @@ typedef struct {
 } pp_result;
 
 void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out);
+
+/* Whether planning a page of total_size bytes can pay at all when a request
+ * is worth request_cost bytes: a page with selected rows needs at least two
+ * requests (its header, then values), one with none at least one, and reading
+ * it whole costs its size and one request. False: read it whole, unasked. */
+bool pp_worth_planning(uint32_t total_size, bool rows_selected, uint32_t request_cost, double min_saving);
 void pp_result_free(pp_result *r);
 
 /* Copy the image bytes of [off, off+len) (page-relative) into dst: zeros,

@@ -59,6 +59,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     cfg->file_attr_timeout_s = 3600;
     cfg->delta_log_attr_timeout_s = 1;
     cfg->dir_attr_timeout_s = 10;
+    cfg->request_cost = SV_DEFAULT_REQUEST_COST;
 }
 
 sv_fs *sv_fs_create(s3_client *client, sv_stats *stats, const sv_fs_config *cfg)

@@ -21,6 +21,11 @@
 #define SV_XATTR_KEY  "user.sievefs.key"
 #define SV_XATTR_ETAG "user.sievefs.etag"
 
+/* 150 Mbit/s x 200 ms / 32 requests in flight is about 117 KB; 1 Gbit/s x
+ * 25 ms / 32 about 98 KB. Too high costs a view little (pages read whole);
+ * too low costs many small requests, so the default leans high. */
+#define SV_DEFAULT_REQUEST_COST (128u << 10)
+
 typedef struct {
     const char *prefix;        /* "" or ending in '/' */
     uint64_t cache_bytes;      /* block cache limit */
@@ -34,6 +39,12 @@ typedef struct {
     double file_attr_timeout_s;
     double delta_log_attr_timeout_s;
     double dir_attr_timeout_s;
+    /* What one more S3 request is worth in transferred bytes, for the views'
+     * partial-read decisions: gaps shorter than this are read through, and a
+     * page is read partially only when that still saves after this much per
+     * request. 0: bytes alone count. Until the connection profiler measures
+     * it, about bandwidth x round trip / parallel requests. */
+    uint32_t request_cost;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

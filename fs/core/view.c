@@ -24,7 +24,8 @@
 #define VIEW_MAX_FILTER_CHUNK (256ull << 20) /* larger filter chunks: the file is served real */
 #define VIEW_MAX_FILTER_BYTES (256ull << 20) /* decoded BYTES values of one filter column */
 #define VIEW_MAX_ROWS_PER_GROUP (8u << 20) /* the filter columns of a row group are held decoded */
-#define VIEW_GAP_MERGE (2u << 10)             /* until the connection profiler lands */
+/* Gaps are merged below the larger of these and --request-cost. */
+#define VIEW_GAP_MERGE (2u << 10)
 #define VIEW_MIN_SAVING 0.25
 #define VIEW_FETCH_MERGE (2u << 10)           /* merge fetches of neighbouring pages */
 #define VIEW_MAX_FETCH (8u << 20)
@@ -1417,6 +1418,16 @@ static void prepare(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf)
             ch->end = off + len;
             ch->real = vf->filter_col[c];
             vf->by_start[i] = i;
+            /* Nothing to sieve: a column the hint's `columns` leaves out (the
+             * reader is not expected to read it; kernel alignment and readahead
+             * brush it), or a row group whose every row is selected. Served like
+             * the plain path at once, without waiting for a plan. */
+            bool every_row = row_ranges_count(&vf->sel[g]) >= (uint64_t)m->row_groups[g].num_rows;
+            if (!ch->real && (!vf->want_col[c] || every_row)) {
+                ch->real = true;
+                ch->all_real = true;
+                ch->state = CH_PLANNED;
+            }
         }
     qsort_r(vf->by_start, vf->n_chunks, sizeof *vf->by_start, cmp_chunk_start, vf->chunks);
     for (size_t i = 1; i < vf->n_chunks; i++)
@@ -1530,6 +1541,9 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
     page_job *jobs = NULL;
     size_t njobs = 0, capjobs = 0;
     uint64_t plan_bytes = 0, plan_requests = 0;
+    const uint32_t rc = fs->cfg.request_cost;
+    const uint32_t gap_merge = rc > VIEW_GAP_MERGE ? rc : VIEW_GAP_MERGE;
+    const uint64_t fetch_merge = rc > VIEW_FETCH_MERGE ? rc : VIEW_FETCH_MERGE;
     for (size_t k = 0; k < n; k++) {
         vchunk *ch = chs[k];
         const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
@@ -1587,9 +1601,12 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
             }
             uint64_t a = (uint64_t)pg->first_row, e = a + (uint64_t)pg->num_rows;
             uint64_t cnt = row_ranges_count_in(sel, a, e);
-            if (cnt == e - a) {
-                vt->pages_real++; /* every row selected */
+            if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, VIEW_MIN_SAVING)) {
+                vt->pages_real++; /* every row selected, or too small to pay for its requests */
                 vt->bytes_fetched += pg->total_size;
+                /* Fetched while the other pages are planned, not after. */
+                if (sel->n > 0)
+                    fs_prefetch_real(fs, f, pg->offset, pg->offset + pg->total_size);
                 continue;
             }
             if (njobs == capjobs) {
@@ -1645,8 +1662,9 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
                         m->row_groups[j->ch->rg].columns[j->ch->col].codec},
                 .rows = j->rows,
                 .n_rows = j->n_rows,
-                .gap_merge = VIEW_GAP_MERGE,
+                .gap_merge = gap_merge,
                 .min_saving = VIEW_MIN_SAVING,
+                .request_cost = fs->cfg.request_cost,
             };
             pp_result_free(&j->res);
             pp_plan(&in, j->known, &j->res);
@@ -1684,7 +1702,7 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
         qsort(spans, nspans, sizeof *spans, cmp_span);
         size_t w = 0;
         for (size_t i = 0; i < nspans; i++) {
-            if (w && spans[i].off <= spans[w - 1].off + spans[w - 1].len + VIEW_FETCH_MERGE &&
+            if (w && spans[i].off <= spans[w - 1].off + spans[w - 1].len + fetch_merge &&
                 spans[i].off + spans[i].len - spans[w - 1].off <= VIEW_MAX_FETCH) {
                 uint64_t end = spans[i].off + spans[i].len;
                 if (end > spans[w - 1].off + spans[w - 1].len)
@@ -1694,6 +1712,13 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
             }
         }
         nspans = w;
+        if (SV_LOG_DEBUG <= sv_log_threshold) {
+            uint64_t round_bytes = 0;
+            for (size_t i = 0; i < nspans; i++)
+                round_bytes += spans[i].len;
+            log_debug("%s: planning round %d: %zu requests, %llu bytes", vf->relpath, round, nspans,
+                      (unsigned long long)round_bytes);
+        }
         fetch_group g = {.pending = 0, .failed = false};
         pthread_mutex_init(&g.m, NULL);
         pthread_cond_init(&g.c, NULL);
@@ -1896,10 +1921,8 @@ static ssize_t read_real_into(sv_fs *fs, sv_file *f, uint64_t off, size_t len, u
 /* Serve [off, off+len) of one planned chunk. */
 static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off, size_t len, uint8_t *dst)
 {
-    if (ch->all_real) {
-        fs_chunk_prefetch(fs, f, off, len);
+    if (ch->all_real)
         return read_real_into(fs, f, off, len, dst);
-    }
     uint64_t end = off + len;
     /* First page ending after off. */
     uint32_t lo = 0, hi = ch->pm.n_pages;
@@ -1922,8 +1945,6 @@ static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off
             pp_image_read(vp->pieces, vp->n_pieces, (uint32_t)(pos - pg->offset), (uint32_t)(stop - pos),
                           dst + (pos - off));
         } else {
-            /* Fetch the whole real page at once, not kernel-read by kernel-read. */
-            fs_prefetch_real(fs, f, pg->offset, pend);
             ssize_t r = read_real_into(fs, f, pos, (size_t)(stop - pos), dst + (pos - off));
             if (r < 0)
                 return r;
@@ -1931,6 +1952,46 @@ static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off
         pos = stop;
     }
     return pos == end ? (ssize_t)len : -EIO;
+}
+
+/* Start every fetch a read needs before waiting for any, or each piece of
+ * the read (a chunk's tail, the next chunk, a real page) would cost a round
+ * trip of its own. The chunk the read is about (chunk_prefetch's rule: the
+ * kernel aligns reads down into the tail of the chunk before) is fetched whole
+ * when it has nothing sparse, as on the plain path; of the rest, only what the
+ * read covers: the bytes of gaps and of chunks with nothing sparse, and whole
+ * real pages (a page read kernel-read by kernel-read would take a round trip
+ * each). Planned chunks are immutable, so this needs no lock. */
+static void start_fetches(sv_fs *fs, sv_file *f, const view_file *vf, uint64_t off, size_t size)
+{
+    size_t ci;
+    const vchunk *probe = chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
+    if (probe && probe->all_real)
+        fs_chunk_prefetch(fs, f, off, size);
+    uint64_t end = off + size;
+    for (uint64_t pos = off; pos < end;) {
+        const vchunk *ch = chunk_at(vf, pos, &ci);
+        uint64_t stop;
+        if (!ch) {
+            stop = ci < vf->n_chunks ? vf->chunks[vf->by_start[ci]].start : end;
+            if (stop > end)
+                stop = end;
+            fs_prefetch_real(fs, f, pos, stop);
+        } else {
+            stop = ch->end < end ? ch->end : end;
+            if (ch->all_real) {
+                fs_prefetch_real(fs, f, pos, stop);
+            } else {
+                for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
+                    const pq_page *pg = &ch->pm.pages[p];
+                    uint64_t pend = pg->offset + pg->total_size;
+                    if (pend > pos && pg->offset < stop && ch->pages[p].kind == VP_REAL)
+                        fs_prefetch_real(fs, f, pg->offset, pend);
+                }
+            }
+        }
+        pos = stop;
+    }
 }
 
 ssize_t views_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *buf)
@@ -1980,6 +2041,7 @@ ssize_t views_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *bu
     }
     pthread_mutex_unlock(&vf->lock);
     /* Planned chunks are immutable from here on: serve without the lock. */
+    start_fetches(fs, f, vf, off, size);
     for (uint64_t pos = off; pos < end;) {
         const vchunk *ch = chunk_at(vf, pos, &ci);
         uint64_t stop;

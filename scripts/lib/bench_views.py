@@ -16,7 +16,8 @@ Queries (DuckDB, separate process per run):
 
 For each query, N alternating pairs of runs: (a) the plain path, (b) a view
 MOUNT/.sieve/views/q with the hint {"where": "sel = 0"}. Every run uses a
-fresh mount (cold block cache and page cache). Measured per run, as deltas of
+fresh mount (cold block cache and page cache), with --request-cost 0 by
+default (a request costs next to nothing on loopback). Measured per run, as deltas of
 MOUNT/.sieve/stats over the run (for the view: from before the hint is
 written, so the hint's own checks count): s3_bytes_fetched, s3_get_requests;
 wall time of the query (and, for the view, of hint + query). Results must be
@@ -140,8 +141,10 @@ def write_hint(mp: Path, name: str, doc: dict) -> None:
         raise SystemExit(f"hint {doc} rejected: {e} {err}")
 
 
-def one_run(moto, bucket: str, work: Path, tag: str, qname: str, mode: str, threads: int) -> dict:
-    with Mount(moto, bucket, work / f"mnt-{tag}", extra=("--force-path-style",)) as m:
+def one_run(moto, bucket: str, work: Path, tag: str, qname: str, mode: str, threads: int,
+            request_cost: str) -> dict:
+    with Mount(moto, bucket, work / f"mnt-{tag}",
+               extra=("--force-path-style", "--request-cost", request_cost)) as m:
         before = m.stats()
         t0 = time.perf_counter()
         root = m.mp
@@ -182,6 +185,8 @@ def main() -> int:
     ap.add_argument("--data-dir", default=str(REPO / "tests" / "e2e" / ".data" / "bench"),
                     help="where the generated table is cached (deterministic, gitignored)")
     ap.add_argument("--out", help="also write the markdown report here")
+    ap.add_argument("--request-cost", default="0",
+                    help="sievefs --request-cost (default 0: on loopback a request costs next to nothing)")
     args = ap.parse_args()
     if args.pairs < 1:
         ap.error("--pairs must be >= 1")
@@ -210,7 +215,8 @@ def main() -> int:
                 order = ("plain", "view") if i % 2 == 0 else ("view", "plain")
                 for mode in order:
                     n += 1
-                    r = one_run(moto, bucket, work, f"{n}-{q}-{mode}", q, mode, args.threads)
+                    r = one_run(moto, bucket, work, f"{n}-{q}-{mode}", q, mode, args.threads,
+                                args.request_cost)
                     runs[q][mode].append(r)
                     print(f"{q} pair {i + 1}/{args.pairs} {mode:5}: {r['bytes']:>12,} B in {r['requests']:>6} GETs, "
                           f"query {r['query_s']:.2f} s", flush=True)

@@ -11,7 +11,8 @@ import s3env
 from s3env import Credentials
 
 MOUNT_OPTIONS = ["--endpoint", "--region", "--profile", "--no-sign-request", "--force-path-style",
-                 "--cache-size", "--log-level", "-f", "-o"]
+                 "--cache-size", "--log-level", "--max-connections", "--stall-timeout", "--dir-ttl",
+                 "--read-ahead", "--request-cost", "-f", "-o"]
 
 
 def project_version() -> str:
@@ -49,6 +50,8 @@ def test_mount_help_lists_every_option(run_cli):
     ["mount", "s3://b", "/tmp", "--cache-size", "lots"], ["mount", "s3://b", "/tmp", "--log-level", "loud"],
     ["mount", "s3://b", "/tmp", "--endpoint"], ["mount", "s3://b", "/tmp", "--bogus"],
     ["mount", "s3://b", "/tmp", "extra-arg"],
+    ["mount", "s3://b", "/tmp", "--request-cost", "-1"], ["mount", "s3://b", "/tmp", "--request-cost", "65M"],
+    ["mount", "s3://b", "/tmp", "--request-cost", "lots"], ["mount", "s3://b", "/tmp", "--read-ahead", "1G"],
 ])
 def test_usage_errors(run_cli, args):
     r = run_cli(*args)

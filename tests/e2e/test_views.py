@@ -72,7 +72,7 @@ def tbucket(s3, table):
 
 @pytest.fixture
 def m(mount, tbucket):
-    return mount(bucket=tbucket)
+    return mount(bucket=tbucket, args=vd.EVERY_PARTIAL)
 
 
 def hints_dir(m) -> Path:
@@ -474,6 +474,30 @@ def test_recreated_view_not_replayed_by_duckdb_cache(m, table):
     assert bytes1 != bytes2, "two different selections produced the same view bytes"
 
 
+@pytest.mark.parametrize("cost, expect", [("0", "sieved"), (None, "whole pages"), ("64M", "whole pages")])
+def test_request_cost(mount, tbucket, table, cost, expect):
+    """--request-cost weighs each request against the bytes it saves. The
+    fixture's 32 KiB pages: with requests free, pages are read partially and
+    synthesized; at the default (128K) a page with selected rows is read
+    whole (two requests cost more than it) and one with none is too (its one
+    header request costs more than 75 % of page plus request), so nothing is
+    sieved for F0; at 64M nothing ever is. The answer is the same every time."""
+    m = mount(bucket=tbucket, args=() if cost is None else ("--request-cost", cost))
+    q = "SELECT id, i64, f64, dec, ts FROM read_parquet('{f}') WHERE {w} ORDER BY id"
+    v = accept(m, "c", {"where": SEL_FEW})
+    got = duck(q.format(f=v / F0, w=SEL_FEW))
+    want = duck(q.format(f=table[F0], w=SEL_FEW))
+    assert got == want and len(want) == 30, vd.first_diff(got, want)
+    f0 = next(f for f in vd.view_stats(m.mp, "c")["files"] if f["path"] == F0)
+    served = pread_all(v / F0)
+    if expect == "sieved":
+        assert f0["pages_partial"] > 0 and f0["pages_synthesized"] > 0, f0
+        assert served != local_bytes(table, F0)
+    else:
+        assert f0["pages_partial"] == 0 and f0["pages_synthesized"] == 0 and f0["pages_real"] > 0, f0
+        assert served == local_bytes(table, F0)
+
+
 # -- bytes --------------------------------------------------------------------------------------
 @pytest.mark.asan
 def test_plain_view_plain_bytes(m, s3, tbucket, table):
@@ -690,7 +714,7 @@ def test_where_hint_not_blocked_by_unrelated_broken_parquet(s3, bucket, mount, t
     the view serves such a file real."""
     b = bucket({"a/empty.parquet": b"", "b/junk.parquet": b"not parquet at all",
                 F0: local_bytes(table, F0)})
-    m = mount(bucket=b)
+    m = mount(bucket=b, args=vd.EVERY_PARTIAL)
     r = vd.write_hint(m.mp, "w", {"where": SEL_FEW})
     assert r.ok, f"where-hint rejected because of an unrelated file: {r.error_text!r}"
     v = vd.view_path(m.mp, "w")

@@ -244,7 +244,7 @@ def compare(label: str, got: dict, want: dict, failures: list):
 @pytest.mark.parametrize("layout_name", list(PLAN))
 def test_readers(layout_name, matrix, mount):
     layout = BY_NAME[layout_name]
-    m = mount(bucket=matrix["bucket"])
+    m = mount(bucket=matrix["bucket"], args=vd.EVERY_PARTIAL)
     local = matrix["dir"]
     failures, nonempty = [], 0
     for kind in PLAN[layout_name]:
@@ -327,7 +327,7 @@ PREDICATES = [
 @pytest.mark.parametrize("layout_name", ["plain_none_v1_small", "delta_none_v1"])
 def test_predicate_types(layout_name, matrix, mount):
     layout = BY_NAME[layout_name]
-    m = mount(bucket=matrix["bucket"])
+    m = mount(bucket=matrix["bucket"], args=vd.EVERY_PARTIAL)
     key = layout.keys()[0]
     local = matrix["dir"] / key
     failures, nonempty = [], 0
@@ -375,7 +375,7 @@ def test_delta_table(tmp_path, s3, bucket, mount):
             DeltaTable(str(local)).create_checkpoint()  # readers then read a checkpoint Parquet file too
     objs = {str(p.relative_to(tmp_path)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
     assert any(k.startswith("delta/tbl/_delta_log/") for k in objs)
-    m = mount(bucket=bucket(objs))
+    m = mount(bucket=bucket(objs), args=vd.EVERY_PARTIAL)
     k = 20
     r = vd.write_hint(m.mp, "delta", {"where": f"sel < {k}"})
     assert r.ok, r
@@ -498,7 +498,7 @@ def test_spark_page_checksums(tmp_path, sievefs_bin, bucket, mount):
     bad.write_bytes(bytes(data))
 
     key = "spark/tbl/part-00000.parquet"
-    m = mount(bucket=bucket({key: part.read_bytes(), "spark/tbl/_SUCCESS": b""}))
+    m = mount(bucket=bucket({key: part.read_bytes(), "spark/tbl/_SUCCESS": b""}), args=vd.EVERY_PARTIAL)
     k = 30
     assert vd.write_hint(m.mp, "spark", {"where": f"sel < {k}"}).ok
     view = vd.view_path(m.mp, "spark")
@@ -532,7 +532,7 @@ def test_views_synthesize_and_still_agree(matrix, mount):
     query result stays identical. Also: every eligible layout that ran in
     this module saw synthesized or partial pages."""
     import pyarrow.parquet as pq
-    m = mount(bucket=matrix["bucket"])
+    m = mount(bucket=matrix["bucket"], args=vd.EVERY_PARTIAL)
     differed = []
     for name in SYNTH_LAYOUTS:
         lay = BY_NAME[name]

@@ -29,6 +29,11 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Mount arguments of the tests of the view machinery: every request free, so
+# every page that can be read partially or synthesized is (the default
+# --request-cost reads small pages whole, and these fixtures have small pages).
+EVERY_PARTIAL = ("--request-cost", "0")
+
 # Payload columns: name -> arrow type (built lazily: pyarrow is imported in functions).
 PAYLOAD = ["i32", "i64", "f32", "f64", "dec", "d", "ts", "s", "b", "flag"]
 INT_COLS = ("part", "id", "sel", "i32", "i64")

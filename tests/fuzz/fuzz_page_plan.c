@@ -15,7 +15,8 @@
  * Input layout (little-endian):
  *   0  u8  physical type (mod 8)
  *   1  u8  flags: 1 optional (max_def 1), 2 nested (max_rep 1), 4 page rows
- *          from offset 8 instead of the page header, 8 dictionary size known
+ *          from offset 8 instead of the page header, 8 dictionary size known,
+ *          16 request cost = byte 3 x 64
  *   2  u8  codec (mod 8)
  *   3  u8  gap_merge / 16
  *   4  u16 type_length
@@ -215,7 +216,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     const pp_input in = {.pm = &pm, .page = 0, .col = col, .rows = sel, .n_rows = m,
                          .gap_merge = (uint32_t)data[3] * 16, .min_saving = data[6] / 256.0,
-                         .dict_values = (flags & 8) ? 1 + data[3] : 0};
+                         .dict_values = (flags & 8) ? 1 + data[3] : 0,
+                         .request_cost = (flags & 16) ? (uint32_t)data[3] * 64 : 0};
     pp_bytes *kb = pp_bytes_new(len);
     check(kb != NULL);
     pp_result res;

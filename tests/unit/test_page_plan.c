@@ -757,6 +757,70 @@ Test(plan, gap_merge_and_min_saving)
     tb_free(&ps.values);
 }
 
+Test(plan, request_cost)
+{
+    page_spec ps = {0};
+    ps.col = cdesc(PQ_INT64, 0, 0, PQ_CODEC_UNCOMPRESSED);
+    ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN};
+    ps.n = 10000; /* 80,000 bytes of values */
+    random_values(&ps.values, ps.n, 8);
+    built_page bp;
+    build_page(&ps, &bp);
+    pp_range rows[3] = {{1000, 1}, {5000, 1}, {9000, 1}};
+    pp_input in = input_for(&bp, &ps.col, rows, 3);
+    in.min_saving = 0.25;
+    loop_out lo;
+    /* Three values cost three requests: worth it at 1,000 bytes each ... */
+    in.request_cost = 1000;
+    plan_loop(&in, bp.data, bp.len, &lo);
+    cr_assert_eq(lo.res.outcome, PP_SPARSE, "%s", lo.res.reason);
+    cr_assert_eq(lo.n_ranges, 1 + 3);
+    check_image(&ps.col, bp.data, bp.len, &lo.res, rows, 3, NULL, "request cost 1000");
+    pp_result_free(&lo.res);
+    /* ... not at 30,000 each: 3 x 30,000 > 0.75 x (80,000 + 30,000). */
+    in.request_cost = 30000;
+    in.gap_merge = 0;
+    plan_loop(&in, bp.data, bp.len, &lo);
+    cr_assert_eq(lo.res.outcome, PP_REAL);
+    cr_assert(strncmp(lo.res.reason, "saving:", 7) == 0, "%s", lo.res.reason);
+    cr_assert_leq(lo.fetched, PP_HEADER_PROBE);
+    pp_result_free(&lo.res);
+    /* Merging the gaps (as the view does, gap_merge >= request_cost) makes
+     * one request of 64,000 bytes: over budget too, read whole. */
+    in.gap_merge = 30000;
+    plan_loop(&in, bp.data, bp.len, &lo);
+    cr_assert_eq(lo.res.outcome, PP_REAL, "%s", lo.res.reason);
+    pp_result_free(&lo.res);
+    /* Two selected values close together: one request, worth it. */
+    pp_range two[2] = {{4000, 1}, {4100, 1}};
+    in = input_for(&bp, &ps.col, two, 2);
+    in.min_saving = 0.25;
+    in.request_cost = 30000;
+    in.gap_merge = 30000;
+    plan_loop(&in, bp.data, bp.len, &lo);
+    cr_assert_eq(lo.res.outcome, PP_SPARSE, "%s", lo.res.reason);
+    cr_assert_eq(lo.n_ranges, 1 + 1);
+    check_image(&ps.col, bp.data, bp.len, &lo.res, two, 2, NULL, "merged");
+    pp_result_free(&lo.res);
+    free(bp.data);
+    tb_free(&ps.values);
+}
+
+Test(plan, worth_planning)
+{
+    /* No request cost: always worth asking. */
+    cr_assert(pp_worth_planning(1, true, 0, 0.25));
+    cr_assert(pp_worth_planning(0, false, 0, 0.25));
+    /* Selected rows need two requests: 2c <= 0.75 (size + c), size >= 5c/3. */
+    cr_assert_not(pp_worth_planning(213000, true, 128000, 0.25));
+    cr_assert(pp_worth_planning(214000, true, 128000, 0.25));
+    /* No selected row: one request, size >= c/3. */
+    cr_assert_not(pp_worth_planning(42000, false, 128000, 0.25));
+    cr_assert(pp_worth_planning(43000, false, 128000, 0.25));
+    /* A saving of 100 % is never reachable with a cost. */
+    cr_assert_not(pp_worth_planning(1u << 30, false, 1, 1.0));
+}
+
 Test(plan, long_header_takes_more_rounds)
 {
     page_spec ps = {0};
