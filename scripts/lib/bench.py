@@ -75,16 +75,27 @@ def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3con
         "digest": res["digest"],
         "bytes": after["bytes_down"] - before["bytes_down"] + after["bytes_up"] - before["bytes_up"],
         "requests": after.get("requests", 0) - before.get("requests", 0),
-        "cpu_s": res["cpu_s"] + dcpu, "peak_bytes": max(res["peak_bytes"], dpeak),
+        "cpu_s": res["cpu_s"], "peak_bytes": res["peak_bytes"],
+        "daemon_cpu_s": dcpu if contender.fuse else None, "daemon_peak_bytes": dpeak if contender.fuse else None,
     }
 
 
 # -- plan -------------------------------------------------------------------------------------
-QUICK = {"scale": 0.005, "widths": [90], "codecs": ["none"], "profiles": ["wan"],
+QUICK = {"scale": 0.005, "widths": [90], "codecs": ["none"], "dv": True, "profiles": ["wan"],
          "queries": ["scattered_0_1pct", "clustered_0_1pct", "full_scan"], "pairs": 3}
-FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"], "profiles": ["wan", "region", "lan"],
-        "queries": None, "pairs": 3}
-READERS = ("duckdb", "pyarrow")
+FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"], "dv": True,
+        "profiles": ["wan", "region", "lan"], "queries": None, "pairs": 3}
+READERS = ("duckdb", "pyarrow", "deltalake")
+
+
+def reads_table(reader: str, table: dict, plan: dict) -> bool:
+    """DuckDB's read_parquet and pyarrow.dataset read the Parquet files without
+    the Delta log, so they would return deleted rows of a deletion-vector table;
+    deltalake applies deletion vectors and reads the DV tables when the plan has
+    them (the same files plus deletion vectors), else the others."""
+    if reader == "deltalake":
+        return bool(table.get("dv")) == bool(plan.get("dv"))
+    return not table.get("dv")
 
 
 def pyarrow_filter_text(pred: str | None) -> str | None:
@@ -104,7 +115,8 @@ def pyarrow_filter_text(pred: str | None) -> str | None:
 
 def portable(q: dict) -> dict:
     """The parts of a query the reader process and the view contender need."""
-    return {"name": q["name"], "sql_duckdb": q["sql_duckdb"], "columns": q["columns"],
+    return {"name": q["name"], "sql_duckdb": q["sql_duckdb"], "sql_deltalake": q["sql_deltalake"],
+            "columns": q["columns"],
             "pyarrow_filter": pyarrow_filter_text(q["predicate"]), "hint": q["hint"],
             "predicate": q["predicate"], "layout": q["layout"], "selectivity": q["selectivity"]}
 
@@ -154,6 +166,9 @@ def main(argv=None) -> int:
     ap.add_argument("--scale", type=float)
     ap.add_argument("--widths")
     ap.add_argument("--codecs")
+    ap.add_argument("--dv", action=argparse.BooleanOptionalAction, default=None,
+                    help="the deletion-vector variant of the first codec's tables (written by "
+                         "Spark; read by deltalake only; default on; --no-dv skips it)")
     ap.add_argument("--profiles", help="comma list of wan,region,lan")
     ap.add_argument("--queries", help="comma list of query names (see bench_data.py)")
     ap.add_argument("--readers", default=",".join(READERS))
@@ -166,7 +181,7 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=900, help="seconds per reader run")
     a = ap.parse_args(argv)
     plan = dict(FULL if a.full else QUICK)
-    for k in ("scale", "pairs"):
+    for k in ("scale", "pairs", "dv"):
         if getattr(a, k) is not None:
             plan[k] = getattr(a, k)
     if a.widths:
@@ -184,7 +199,8 @@ def main(argv=None) -> int:
 
     started = time.time()
     print(f"bench: plan {json.dumps(plan)}", flush=True)
-    gen = bench_data.generate(a.data_dir, scale=plan["scale"], widths=plan["widths"], codecs=plan["codecs"])
+    gen = bench_data.generate(a.data_dir, scale=plan["scale"], widths=plan["widths"], codecs=plan["codecs"],
+                             dv=plan["dv"])
     tables = gen["tables"]
     work = Path(tempfile.mkdtemp(prefix="sieve-bench-"))
     runs, models, calibrations, failures = [], [], {}, []
@@ -212,10 +228,13 @@ def main(argv=None) -> int:
                     if plan["queries"] and q["name"] not in plan["queries"]:
                         continue
                     pq_ = portable(q)
-                    for reader in readers:
+                    for reader in (r for r in readers if reads_table(r, t, plan)):
                         ref = run_reader({"reader": reader, "location": t["path"], "query": pq_, "threads": 2},
                                          a.timeout)
                         reference[(name, q["name"], reader)] = ref["digest"]
+                        if q["layout"] != "full" and ref["rows"] != q["expected_rows"]:
+                            failures.append(f"{name} {q['name']} {reader}: the local read returned "
+                                            f"{ref['rows']} rows, the generator selected {q['expected_rows']}")
                         for c in contenders_for(reader, wanted):
                             con = bench_contenders.make(c, work, bucket, proxy.endpoint, moto.creds)
                             r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout)
@@ -240,7 +259,7 @@ def main(argv=None) -> int:
                         pq_ = portable(q)
                         m = physical_limit(t, q, link)
                         models.append({"profile": profile, "table": name, "query": q["name"], **m})
-                        for reader in readers:
+                        for reader in (r for r in readers if reads_table(r, t, plan)):
                             order = contenders_for(reader, wanted)
                             for pair in range(plan["pairs"]):
                                 for c in (order if pair % 2 == 0 else list(reversed(order))):

@@ -8,17 +8,22 @@ memory of its own daemon, and is torn down:
   view    sievefs, reading through a view made from the query's hint
   plain   sievefs, the plain path
   s3fs    s3fs-fuse (Debian package s3fs), no local cache
-  rclone  rclone mount (Debian package rclone), --vfs-cache-mode off
-  direct  the reader's own S3 client: pyarrow's S3FileSystem (DuckDB's httpfs
-          extension cannot be downloaded here, so DuckDB has no direct run)
+  rclone  rclone mount (Debian package rclone), --vfs-cache-mode full on an
+          empty cache directory (what rclone's documentation prescribes for
+          programs that seek)
+  direct  the reader's own S3 client: pyarrow's S3FileSystem, deltalake with an
+          s3:// URI (DuckDB's httpfs extension cannot be downloaded here, so
+          DuckDB has no direct run)
 
 S3 traffic (bytes, requests) is counted by the proxy, the same way for all.
 """
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,12 +33,14 @@ import s3env  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
 CONTENDERS = ("view", "plain", "s3fs", "rclone", "direct")
-# rclone's defaults read a 128 MiB range after every seek (and 16 MiB ahead):
-# on a column-chunk reader that downloads a multiple of the table. Smaller
-# chunks and no read-ahead are what its documentation suggests for random
-# access; SIEVE_BENCH_RCLONE_ARGS overrides them (empty string: defaults).
+# Without its file cache rclone serves a file handle's reads one at a time and
+# reopens the object on every seek (a new GET on a new connection, about 2 RTT):
+# at `wan` a 90-column query took 50 s that way, 3 s with --vfs-cache-mode full.
+# Its defaults read 128 MiB after every seek and 16 MiB ahead; 1 MiB chunks and
+# no read-ahead suit column-chunk readers. SIEVE_BENCH_RCLONE_ARGS replaces
+# these arguments (the cache directory is always a fresh one per mount).
 RCLONE_EXTRA = os.environ.get("SIEVE_BENCH_RCLONE_ARGS",
-                              "--vfs-read-chunk-size 1M --vfs-read-chunk-size-limit 64M --buffer-size 0").split()
+                              "--vfs-cache-mode full --vfs-read-chunk-size 1M --buffer-size 0").split()
 
 
 def _proc_cpu_and_peak(pid: int) -> tuple[float, int]:
@@ -156,11 +163,13 @@ class Rclone(Contender):
 
     def setup(self, table_prefix: str, query: dict) -> str:
         self.mp.mkdir(parents=True, exist_ok=True)
+        self.cache = Path(tempfile.mkdtemp(prefix="rclone-cache-", dir=self.work))
         t = time.perf_counter()
         argv = ["rclone", "mount", f":s3:{self.bucket}", str(self.mp), "--s3-provider", "Other",
                 "--s3-endpoint", self.endpoint, "--s3-access-key-id", self.creds.access_key_id,
                 "--s3-secret-access-key", self.creds.secret_access_key, "--s3-region", "us-east-1",
-                "--read-only", "--vfs-cache-mode", "off", "--daemon", *RCLONE_EXTRA]
+                "--read-only", "--vfs-cache-mode", "off", "--daemon", "--cache-dir", str(self.cache),
+                *RCLONE_EXTRA]
         r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             raise RuntimeError(f"rclone mount failed: {r.stderr.strip()}")
@@ -169,6 +178,10 @@ class Rclone(Contender):
         self.init_seconds = time.perf_counter() - t
         self.pids = s3env.procs_matching("/usr/bin/rclone", str(self.mp))
         return str(self.mp / table_prefix)
+
+    def teardown(self):
+        super().teardown()
+        shutil.rmtree(self.cache, ignore_errors=True)
 
 
 class Direct(Contender):

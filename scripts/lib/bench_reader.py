@@ -3,9 +3,10 @@
 
     python bench_reader.py SPEC_JSON
 
-SPEC: {"reader": "duckdb" | "pyarrow", "location": DIR or s3://BUCKET/PREFIX,
-       "query": {"sql_duckdb": template with {table}, "pyarrow_filter": a Python
-       expression over pc (pyarrow.compute) or null, "columns": [...]},
+SPEC: {"reader": "duckdb" | "pyarrow" | "deltalake", "location": DIR or s3://BUCKET/PREFIX,
+       "query": {"sql_duckdb": template with {table}, "sql_deltalake": SQL over
+       the table registered as t, "pyarrow_filter": a Python expression over pc
+       (pyarrow.compute) or null, "columns": [...]},
        "s3": {"endpoint", "access_key", "secret_key"} (for s3:// locations),
        "threads": N}
 
@@ -77,9 +78,32 @@ def run_pyarrow(spec: dict):
     return seconds, table.to_pylist()
 
 
+def run_deltalake(spec: dict):
+    """delta-rs: opens the Delta log, applies deletion vectors, scans with
+    DataFusion (QueryBuilder). s3:// locations go through its object store."""
+    from deltalake import DeltaTable, QueryBuilder
+    loc = spec["location"]
+    opts = None
+    if loc.startswith("s3://"):
+        s3 = spec["s3"]
+        opts = {"AWS_ENDPOINT_URL": s3["endpoint"], "AWS_ACCESS_KEY_ID": s3["access_key"],
+                "AWS_SECRET_ACCESS_KEY": s3["secret_key"], "AWS_REGION": "us-east-1",
+                "AWS_ALLOW_HTTP": "true", "AWS_S3_ALLOW_UNSAFE_RENAME": "true",
+                "AWS_FORCE_PATH_STYLE": "true"}
+    t = time.perf_counter()
+    dt = DeltaTable(loc, storage_options=opts)
+    import pyarrow as pa
+    table = pa.table(QueryBuilder().register("t", dt).execute(spec["query"]["sql_deltalake"]).read_all())
+    seconds = time.perf_counter() - t
+    return seconds, table.to_pylist()
+
+
+RUNNERS = {"duckdb": run_duckdb, "pyarrow": run_pyarrow, "deltalake": run_deltalake}
+
+
 def main():
     spec = json.loads(sys.argv[1])
-    seconds, rows = (run_duckdb if spec["reader"] == "duckdb" else run_pyarrow)(spec)
+    seconds, rows = RUNNERS[spec["reader"]](spec)
     print(json.dumps({"seconds": seconds, "rows": len(rows), "digest": digest(rows)}))
 
 

@@ -21,9 +21,12 @@ def _versions() -> str:
                        if name != "s3fs" else "s3fs " + (r.stdout.split()[6] if len(r.stdout.split()) > 6 else "?"))
         except (OSError, IndexError, subprocess.SubprocessError):
             out.append(f"{name} ?")
+    import deltalake
     import duckdb
+    import moto
     import pyarrow
-    out += [f"duckdb {duckdb.__version__}", f"pyarrow {pyarrow.__version__}"]
+    out += [f"duckdb {duckdb.__version__}", f"pyarrow {pyarrow.__version__}",
+            f"deltalake {deltalake.__version__}", f"moto {moto.__version__}"]
     return ", ".join(out)
 
 
@@ -40,8 +43,9 @@ def summarize(runs: list, models: list) -> dict:
     for key, by in groups.items():
         row = {}
         for c, rs in by.items():
-            row[c] = {k: _med([r[k] for r in rs]) for k in ("init_s", "query_s", "bytes", "requests",
-                                                              "cpu_s", "peak_bytes")}
+            row[c] = {k: _med([r[k] for r in rs if r.get(k) is not None])
+                      for k in ("init_s", "query_s", "bytes", "requests", "cpu_s", "peak_bytes",
+                                "daemon_cpu_s", "daemon_peak_bytes")}
             row[c]["n"] = len(rs)
             row[c]["same"] = all(r["same"] for r in rs)
         m = next((m for m in models if (m["profile"], m["table"], m["query"]) == key[:3]), None)
@@ -53,6 +57,10 @@ def summarize(runs: list, models: list) -> dict:
 
 def _fmt_b(b):
     return f"{b / 1e6:,.1f} MB" if b == b else "–"
+
+
+def _fmt_mib(b):
+    return f"{b / 2**20:,.0f} MiB" if b == b else "–"
 
 
 def _plots(img: Path, summary: dict) -> list:
@@ -108,18 +116,21 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
     headline = []
     for (profile, table, query, reader), row in sorted(summary.items()):
         lines += ["", f"## {query} — {table}, {reader}, link `{profile}`", "",
-                  "| contender | init s | first query s | bytes from S3 | requests | CPU s | peak memory | same result |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| contender | init s | first query s | bytes from S3 | requests | reader CPU s | "
+                  "reader peak | daemon CPU s | daemon peak | same result |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for c in ORDER:
             if c not in row:
                 continue
             v = row[c]
             if c == "model":
                 lines.append(f"| physical limit | – | {v['query_s']:.2f} | {_fmt_b(v['bytes'])} | "
-                             f"{v['requests']} rounds | – | – | – |")
+                             f"{v['requests']} rounds | – | – | – | – | – |")
                 continue
+            daemon = (f"{v['daemon_cpu_s']:.2f} | {_fmt_mib(v['daemon_peak_bytes'])}"
+                      if v["daemon_cpu_s"] == v["daemon_cpu_s"] else "– | –")
             lines.append(f"| {c} | {v['init_s']:.2f} | {v['query_s']:.2f} | {_fmt_b(v['bytes'])} | "
-                         f"{v['requests']:,.0f} | {v['cpu_s']:.2f} | {v['peak_bytes'] / 2**20:,.0f} MiB | "
+                         f"{v['requests']:,.0f} | {v['cpu_s']:.2f} | {_fmt_mib(v['peak_bytes'])} | {daemon} | "
                          f"{'yes' if v['same'] else '**NO**'} |")
         if "view" in row:
             def ratio(other):
@@ -137,20 +148,39 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "link emulator (`scripts/lib/wanproxy.py`: per-chunk one-way delay RTT/2 ± jitter, one shared "
               "pacer per direction, one RTT per new connection), which also counts the bytes and requests.",
               "- Data: TPC-H lineitem from `tpchgen-cli`, widened deterministically (`scripts/lib/bench_data.py`); "
-              "PLAIN, no dictionary, page index, ≤ 131,072-row groups, ~1 MiB pages; a Delta log per table.",
+              "PLAIN, no dictionary, page index, ≤ 131,072-row groups, ~1 MiB pages; a Delta log per table. "
+              "The `_dv` variant is the same Parquet files after Spark (pyspark 4.2 + delta-spark) deleted "
+              "about 1 % of the rows, scattered, with deletion vectors.",
+              "- Readers, unmodified, each in a fresh process (`scripts/lib/bench_reader.py`): DuckDB "
+              "(`read_parquet`), pyarrow (`pyarrow.dataset`), deltalake (`DeltaTable` + `QueryBuilder`, "
+              "which applies deletion vectors). DuckDB and pyarrow read the tables without deletion vectors, "
+              "deltalake the `_dv` tables when the plan has them.",
               "- Contenders (`scripts/lib/bench_contenders.py`): sievefs through a view made from the query's "
-              "hint (`where` + projected `columns`), the sievefs plain path, s3fs-fuse, rclone mount "
-              "(`--vfs-cache-mode off`), and the reader's own S3 client (pyarrow `S3FileSystem`; DuckDB's "
-              "httpfs extension cannot be downloaded here, so DuckDB has no direct run). Each run mounts "
-              "afresh and runs the reader in a fresh process (`scripts/lib/bench_reader.py`).",
+              "hint (`where` + projected `columns`; the empty hint for the full scan), the sievefs plain path, "
+              "s3fs-fuse (no cache), rclone mount (`--vfs-cache-mode full` on an empty cache directory, "
+              "1 MiB read chunks, no read-ahead: without its cache rclone reopens the object on every seek, "
+              "50 s instead of 3 s for a 90-column query at `wan`), and the reader's own S3 client "
+              "(pyarrow `S3FileSystem`, deltalake with an `s3://` URI; DuckDB's httpfs extension cannot be "
+              "downloaded here, so DuckDB has no direct run). Each run mounts afresh.",
               "- Before anything is timed, every contender's result is compared with the same reader on the "
-              "local files (on the unshaped link). Timed runs alternate the contender order, at least 3 pairs; "
-              "tables show medians. init = mount (and hint) until the mount answers; first query = the "
-              "reader's query time in its process; CPU = reader process + the contender's daemon; peak memory = "
-              "the larger of the two.",
+              "local files (on the unshaped link), and the local result's row count with the generator's. "
+              "Timed runs alternate the contender order, at least 3 pairs; tables show medians. init = mount "
+              "(and hint) until the mount answers; first query = the reader's query time in its process "
+              "(opening the table included); reader CPU and peak = the reader process (Python, the reader "
+              "library and its S3 client for direct runs); daemon CPU and peak = the FUSE daemon.",
               "- Physical limit (`scripts/lib/physical_model.py`): minimal bytes / bandwidth + minimal dependent "
               "rounds × RTT.",
-              "- Full mode: `scripts/bench --full` (TPC-H SF10, 90 and 416 columns, uncompressed and Zstd, links "
-              "wan, region, lan; about 370 GB of data, hours).", ""]
+              "- Quick mode (`scripts/bench --quick`, the default): TPC-H SF 0.005 (30,201 rows, one file), "
+              "90 columns, uncompressed, its `_dv` variant, the `wan` link, 0.1 % scattered and clustered "
+              "and the full scan, 3 pairs; about 13 minutes on 2 cores.",
+              "- Full mode (`scripts/bench --full`): TPC-H SF10 (59,986,052 rows, files of about 512 MiB), "
+              "90 and 416 columns, uncompressed and Zstd, the `_dv` variants, links `wan`, `region` and "
+              "`lan`, all seven queries (0.01/0.1/1 % scattered and clustered, full scan), 3 pairs. The "
+              "tables take about 370 GB (the `_dv` copies are hard links) and moto keeps a second copy "
+              "under `$TMPDIR`, so it needs about 750 GB of disk. A selective query on the 90-column table "
+              "moves about 33 GB through the plain path, half an hour per run at 150 Mbit/s, so the whole "
+              "plan takes weeks; `--widths 90 --codecs none --profiles region --queries ...` or `--scale 1` "
+              "run a part of it. "
+              "`--data-dir` caches the generated tables between runs; `--json` keeps every run.", ""]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))
