@@ -92,6 +92,9 @@ def _plots(img: Path, summary: dict) -> list:
             fig.savefig(img / name, dpi=110)
             plt.close(fig)
             files.append(name)
+    for old in img.glob("bench-*.png"):  # plots of an earlier plan would outlive their table
+        if old.name not in files:
+            old.unlink()
     return files
 
 
