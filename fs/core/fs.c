@@ -449,16 +449,8 @@ static bool chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
     if (!continues || end > f->seq_next)
         f->seq_next = end;
     pthread_mutex_unlock(&f->seq_lock);
-    if (trigger) {
-        uint64_t len = c->end - from;
-        /* Parallel parts: a quarter of the chunk each, 1 MiB to max_request. */
-        uint64_t part = len / 4;
-        if (part < (1u << 20))
-            part = 1u << 20;
-        if (part > fs->cfg.max_request)
-            part = fs->cfg.max_request;
-        prefetch_span(fs, f, from, c->end, part, true);
-    }
+    if (trigger)
+        fs_prefetch_real_parts(fs, f, from, c->end);
     return true;
 }
 
@@ -870,6 +862,17 @@ void fs_chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size)
 void fs_prefetch_real(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end)
 {
     prefetch_span(fs, f, start, end, fs->cfg.max_request, true);
+}
+
+void fs_prefetch_real_parts(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end)
+{
+    /* Parallel parts: a quarter of the span each, 1 MiB to max_request. */
+    uint64_t part = end > start ? (end - start) / 4 : 0;
+    if (part < (1u << 20))
+        part = 1u << 20;
+    if (part > fs->cfg.max_request)
+        part = fs->cfg.max_request;
+    prefetch_span(fs, f, start, end, part, true);
 }
 
 /* Read exactly [off, off+len) into buf for sievefs's own use. */

@@ -84,6 +84,8 @@ ssize_t fs_read_real(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *
 void fs_chunk_prefetch(sv_fs *fs, sv_file *f, uint64_t off, size_t size);
 /* Start fetching [start, end) of f into the block cache (demand priority). */
 void fs_prefetch_real(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end);
+/* The same in parallel parts, as a column chunk is fetched on the plain path. */
+void fs_prefetch_real_parts(sv_fs *fs, sv_file *f, uint64_t start, uint64_t end);
 /* Reader-facing read of real bytes into buf (counts as the reader's). */
 ssize_t fs_read_for_reader(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *buf);
 

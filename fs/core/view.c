@@ -1533,13 +1533,31 @@ static void give_up_pending(const view_file *vf, plan_tally *vt, page_job *jobs,
         }
 }
 
-/* Plan the given chunks (claimed by this thread: state CH_PLANNING). */
+/* Real bytes to fetch while the rest is planned: sorted, exact neighbours
+ * joined, each started in parallel parts. */
+static void prefetch_spans(sv_fs *fs, sv_file *f, fetch_span *spans, size_t n)
+{
+    qsort(spans, n, sizeof *spans, cmp_span);
+    for (size_t i = 0; i < n;) {
+        uint64_t start = spans[i].off, end = spans[i].off + spans[i].len;
+        for (i++; i < n && spans[i].off <= end; i++)
+            if (spans[i].off + spans[i].len > end)
+                end = spans[i].off + spans[i].len;
+        fs_prefetch_real_parts(fs, f, start, end);
+    }
+}
+
+/* Plan the given chunks (claimed by this thread: state CH_PLANNING). early:
+ * the reader is expected to read them (columns the hint names), so pages
+ * found real before any round are fetched during the rounds, not after. */
 static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *const *chs, size_t n,
-                        plan_tally *vt)
+                        bool early, plan_tally *vt)
 {
     const pq_file_meta *m = vf->meta;
     page_job *jobs = NULL;
     size_t njobs = 0, capjobs = 0;
+    fetch_span *reals = NULL;
+    size_t nreals = 0, capreals = 0;
     uint64_t plan_bytes = 0, plan_requests = 0;
     const uint32_t rc = fs->cfg.request_cost;
     const uint32_t gap_merge = rc > VIEW_GAP_MERGE ? rc : VIEW_GAP_MERGE;
@@ -1604,9 +1622,18 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
             if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, VIEW_MIN_SAVING)) {
                 vt->pages_real++; /* every row selected, or too small to pay for its requests */
                 vt->bytes_fetched += pg->total_size;
-                /* Fetched while the other pages are planned, not after. */
-                if (sel->n > 0)
-                    fs_prefetch_real(fs, f, pg->offset, pg->offset + pg->total_size);
+                if (early && sel->n > 0) {
+                    if (nreals == capreals) {
+                        size_t nc = capreals ? capreals * 2 : 64;
+                        fetch_span *nr = realloc(reals, nc * sizeof *nr);
+                        if (nr) {
+                            reals = nr;
+                            capreals = nc;
+                        }
+                    }
+                    if (nreals < capreals) /* else fetched when read, as usual */
+                        reals[nreals++] = (fetch_span){pg->offset, pg->total_size, NULL};
+                }
                 continue;
             }
             if (njobs == capjobs) {
@@ -1645,6 +1672,8 @@ static void plan_chunks(sv_fs *fs, sv_file *f, const view_file *vf, vchunk *cons
             njobs++;
         }
     }
+    prefetch_spans(fs, f, reals, nreals);
+    free(reals);
     /* Rounds: ask every unfinished page what it needs, fetch it all at once. */
     for (int round = 0; round <= PP_MAX_ROUNDS + 1; round++) {
         fetch_span *spans = NULL;
@@ -1841,7 +1870,7 @@ static void ensure_planned(sv_fs *fs, sv_view *v, sv_file *f, view_file *vf, siz
         }
         pthread_mutex_unlock(&vf->lock);
         plan_tally t = {0};
-        plan_chunks(fs, f, vf, chs, n, &t);
+        plan_chunks(fs, f, vf, chs, n, named, &t);
         pthread_mutex_lock(&vf->lock);
         vf->pages_real += t.pages_real;
         vf->pages_synth += t.pages_synth;
@@ -1954,6 +1983,29 @@ static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off
     return pos == end ? (ssize_t)len : -EIO;
 }
 
+/* Real bytes gathered for one prefetch: [start, end), empty when equal. */
+typedef struct {
+    uint64_t start, end;
+} byte_run;
+
+static void run_flush(sv_fs *fs, sv_file *f, byte_run *r)
+{
+    if (r->end > r->start)
+        fs_prefetch_real(fs, f, r->start, r->end);
+    r->start = r->end = 0;
+}
+
+/* Extend the run with [a, b), or start a new one past a gap. */
+static void run_add(sv_fs *fs, sv_file *f, byte_run *r, uint64_t a, uint64_t b)
+{
+    if (r->end > r->start && a > r->end)
+        run_flush(fs, f, r);
+    if (r->end == r->start)
+        r->start = r->end = a;
+    if (b > r->end)
+        r->end = b;
+}
+
 /* Start every fetch a read needs before waiting for any, or each piece of
  * the read (a chunk's tail, the next chunk, a real page) would cost a round
  * trip of its own. The chunk the read is about (chunk_prefetch's rule: the
@@ -1961,7 +2013,9 @@ static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off
  * when it has nothing sparse, as on the plain path; of the rest, only what the
  * read covers: the bytes of gaps and of chunks with nothing sparse, and whole
  * real pages (a page read kernel-read by kernel-read would take a round trip
- * each). Planned chunks are immutable, so this needs no lock. */
+ * each), neighbours joined into one span (a large read across many chunks
+ * would otherwise make a request per chunk). Planned chunks are immutable, so
+ * this needs no lock. */
 static void start_fetches(sv_fs *fs, sv_file *f, const view_file *vf, uint64_t off, size_t size)
 {
     size_t ci;
@@ -1969,6 +2023,7 @@ static void start_fetches(sv_fs *fs, sv_file *f, const view_file *vf, uint64_t o
     if (probe && probe->all_real)
         fs_chunk_prefetch(fs, f, off, size);
     uint64_t end = off + size;
+    byte_run run = {0, 0};
     for (uint64_t pos = off; pos < end;) {
         const vchunk *ch = chunk_at(vf, pos, &ci);
         uint64_t stop;
@@ -1976,22 +2031,23 @@ static void start_fetches(sv_fs *fs, sv_file *f, const view_file *vf, uint64_t o
             stop = ci < vf->n_chunks ? vf->chunks[vf->by_start[ci]].start : end;
             if (stop > end)
                 stop = end;
-            fs_prefetch_real(fs, f, pos, stop);
+            run_add(fs, f, &run, pos, stop);
         } else {
             stop = ch->end < end ? ch->end : end;
             if (ch->all_real) {
-                fs_prefetch_real(fs, f, pos, stop);
+                run_add(fs, f, &run, pos, stop);
             } else {
                 for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
                     const pq_page *pg = &ch->pm.pages[p];
                     uint64_t pend = pg->offset + pg->total_size;
                     if (pend > pos && pg->offset < stop && ch->pages[p].kind == VP_REAL)
-                        fs_prefetch_real(fs, f, pg->offset, pend);
+                        run_add(fs, f, &run, pg->offset, pend);
                 }
             }
         }
         pos = stop;
     }
+    run_flush(fs, f, &run);
 }
 
 ssize_t views_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *buf)

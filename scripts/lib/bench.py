@@ -2,8 +2,11 @@
 one machine, over an emulated link. See docs/benchmarks.md for the method and
 the latest results.
 
-    scripts/bench --quick        # this 2-core machine, minutes
-    scripts/bench --full         # TPC-H SF10, 90 and 416 columns, every link
+    scripts/bench --quick        # TPC-H SF 0.005, 90 columns, wan link: ~12 min here
+    scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link
+
+Both include the deletion-vector variant (Spark; read by deltalake only). The
+Method section of docs/benchmarks.md says what each mode runs and costs.
 
 Steps: start moto (no signature checks: s3fs 1.90 signs listing queries in a
 way moto rejects) on 127.0.0.1; generate the tables (bench_data.py) and upload
@@ -161,8 +164,10 @@ def selected_rows(path: Path, q: dict, first: int, n: int):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="small table, wan link only (default)")
-    mode.add_argument("--full", action="store_true", help="TPC-H SF10, both widths and codecs, every link")
+    mode.add_argument("--quick", action="store_true", help="TPC-H SF 0.005, 90 columns, uncompressed, wan link, 0.1%% "
+                      "scattered/clustered and the full scan (default)")
+    mode.add_argument("--full", action="store_true", help="TPC-H SF10, 90 and 416 columns, none and zstd, links wan/region/lan, "
+                      "all seven queries")
     ap.add_argument("--scale", type=float)
     ap.add_argument("--widths")
     ap.add_argument("--codecs")
