@@ -2,7 +2,7 @@
 one machine, over an emulated link. See docs/benchmarks.md for the method and
 the latest results.
 
-    scripts/bench --quick        # TPC-H SF 0.005, 90 columns, wan link: ~12 min here
+    scripts/bench --quick        # TPC-H SF 0.005, 90 columns, wan link: ~10 min here
     scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link
 
 Both include the deletion-vector variant (Spark; read by deltalake only). The
@@ -165,7 +165,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="TPC-H SF 0.005, 90 columns, uncompressed, wan link, 0.1%% "
-                      "scattered/clustered and the full scan (default)")
+                      "scattered and clustered and the full scan (default)")
     mode.add_argument("--full", action="store_true", help="TPC-H SF10, 90 and 416 columns, none and zstd, links wan/region/lan, "
                       "all seven queries")
     ap.add_argument("--scale", type=float)

@@ -159,7 +159,10 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "which applies deletion vectors). DuckDB and pyarrow read the tables without deletion vectors, "
               "deltalake the `_dv` tables when the plan has them.",
               "- Contenders (`scripts/lib/bench_contenders.py`): sievefs through a view made from the query's "
-              "hint (`where` + projected `columns`; the empty hint for the full scan), the sievefs plain path, "
+              "hint (`where` + projected `columns`; the empty hint for the full scan) with its default "
+              "`--request-cost` (128K: a page with a selected row is read partially only from about 213 KiB, "
+              "and the quick tables' pages of 20,000 rows are 80 to 160 KB, so there the view reads them "
+              "whole and only synthesizes pages without one), the sievefs plain path, "
               "s3fs-fuse (no cache), rclone mount (`--vfs-cache-mode full` on an empty cache directory, "
               "1 MiB read chunks, no read-ahead: without its cache rclone reopens the object on every seek, "
               "50 s instead of 3 s for a 90-column query at `wan`), and the reader's own S3 client "
@@ -175,7 +178,7 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "rounds × RTT.",
               "- Quick mode (`scripts/bench --quick`, the default): TPC-H SF 0.005 (30,201 rows, one file), "
               "90 columns, uncompressed, its `_dv` variant, the `wan` link, 0.1 % scattered and clustered "
-              "and the full scan, 3 pairs; about 13 minutes on 2 cores.",
+              "and the full scan, 3 pairs; about 10 minutes on this 2-core machine, generating the tables (Spark included) and building nothing.",
               "- Full mode (`scripts/bench --full`): TPC-H SF10 (59,986,052 rows, files of about 512 MiB), "
               "90 and 416 columns, uncompressed and Zstd, the `_dv` variants, links `wan`, `region` and "
               "`lan`, all seven queries (0.01/0.1/1 % scattered and clustered, full scan), 3 pairs. The "
