@@ -1537,6 +1537,8 @@ static void give_up_pending(const view_file *vf, plan_tally *vt, page_job *jobs,
  * joined, each started in parallel parts. */
 static void prefetch_spans(sv_fs *fs, sv_file *f, fetch_span *spans, size_t n)
 {
+    if (n == 0)
+        return; /* spans may be NULL, which qsort must not get */
     qsort(spans, n, sizeof *spans, cmp_span);
     for (size_t i = 0; i < n;) {
         uint64_t start = spans[i].off, end = spans[i].off + spans[i].len;
