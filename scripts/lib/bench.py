@@ -179,6 +179,9 @@ def main(argv=None) -> int:
     ap.add_argument("--readers", default=",".join(READERS))
     ap.add_argument("--contenders", default=",".join(bench_contenders.CONTENDERS))
     ap.add_argument("--pairs", type=int)
+    ap.add_argument("--sievefs-args", default="",
+                    help="extra `sievefs mount` arguments for the view and plain contenders, e.g. "
+                         "'--request-cost 0' (default: none, sievefs's defaults)")
     ap.add_argument("--data-dir", default=str(REPO / "tests" / "e2e" / ".data" / "bench"))
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     ap.add_argument("--img", default=str(REPO / "docs" / "img"))
@@ -198,6 +201,9 @@ def main(argv=None) -> int:
     if a.queries:
         plan["queries"] = a.queries.split(",")
     readers = a.readers.split(",")
+    if a.sievefs_args:
+        plan["sievefs_args"] = a.sievefs_args
+    bench_contenders.SIEVEFS_EXTRA[:] = a.sievefs_args.split()
     wanted = a.contenders.split(",")
     import bench_data
     import wanproxy

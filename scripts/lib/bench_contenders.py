@@ -39,6 +39,9 @@ CONTENDERS = ("view", "plain", "s3fs", "rclone", "direct")
 # Its defaults read 128 MiB after every seek and 16 MiB ahead; 1 MiB chunks and
 # no read-ahead suit column-chunk readers. SIEVE_BENCH_RCLONE_ARGS replaces
 # these arguments (the cache directory is always a fresh one per mount).
+# Extra `sievefs mount` arguments for both sievefs contenders (bench.py
+# --sievefs-args), e.g. `--request-cost 0` on a link where requests are free.
+SIEVEFS_EXTRA: list[str] = []
 RCLONE_EXTRA = os.environ.get("SIEVE_BENCH_RCLONE_ARGS",
                               "--vfs-cache-mode full --vfs-read-chunk-size 1M --buffer-size 0").split()
 
@@ -103,7 +106,7 @@ class SievefsPlain(Contender):
     def _mount(self):
         self.mp.mkdir(parents=True, exist_ok=True)
         argv = [BIN, "mount", f"s3://{self.bucket}", str(self.mp), "--endpoint", self.endpoint,
-                "--force-path-style"]
+                "--force-path-style", *SIEVEFS_EXTRA]
         r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             raise RuntimeError(f"sievefs mount failed: {r.stderr.strip()}")
