@@ -1533,6 +1533,33 @@ static void give_up_pending(const view_file *vf, plan_tally *vt, page_job *jobs,
         }
 }
 
+/* Real bytes gathered for one prefetch: [start, end), empty when equal;
+ * parts: started in parallel parts (fs_prefetch_real_parts). */
+typedef struct {
+    uint64_t start, end;
+    bool parts;
+} byte_run;
+
+static void run_flush(sv_fs *fs, sv_file *f, byte_run *r)
+{
+    if (r->end > r->start && r->parts)
+        fs_prefetch_real_parts(fs, f, r->start, r->end);
+    else if (r->end > r->start)
+        fs_prefetch_real(fs, f, r->start, r->end);
+    r->start = r->end = 0;
+}
+
+/* Extend the run with [a, b), or start a new one past a gap. */
+static void run_add(sv_fs *fs, sv_file *f, byte_run *r, uint64_t a, uint64_t b)
+{
+    if (r->end > r->start && a > r->end)
+        run_flush(fs, f, r);
+    if (r->end == r->start)
+        r->start = r->end = a;
+    if (b > r->end)
+        r->end = b;
+}
+
 /* Real bytes to fetch while the rest is planned: sorted, exact neighbours
  * joined, each started in parallel parts. */
 static void prefetch_spans(sv_fs *fs, sv_file *f, fetch_span *spans, size_t n)
@@ -1540,13 +1567,10 @@ static void prefetch_spans(sv_fs *fs, sv_file *f, fetch_span *spans, size_t n)
     if (n == 0)
         return; /* spans may be NULL, which qsort must not get */
     qsort(spans, n, sizeof *spans, cmp_span);
-    for (size_t i = 0; i < n;) {
-        uint64_t start = spans[i].off, end = spans[i].off + spans[i].len;
-        for (i++; i < n && spans[i].off <= end; i++)
-            if (spans[i].off + spans[i].len > end)
-                end = spans[i].off + spans[i].len;
-        fs_prefetch_real_parts(fs, f, start, end);
-    }
+    byte_run run = {0, 0, true};
+    for (size_t i = 0; i < n; i++)
+        run_add(fs, f, &run, spans[i].off, spans[i].off + spans[i].len);
+    run_flush(fs, f, &run);
 }
 
 /* Plan the given chunks (claimed by this thread: state CH_PLANNING). early:
@@ -1949,13 +1973,9 @@ static ssize_t read_real_into(sv_fs *fs, sv_file *f, uint64_t off, size_t len, u
     return n < 0 ? n : (size_t)n == len ? (ssize_t)len : -EIO;
 }
 
-/* Serve [off, off+len) of one planned chunk. */
-static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off, size_t len, uint8_t *dst)
+/* Index of the first page of a planned chunk that ends after off. */
+static uint32_t first_page_after(const vchunk *ch, uint64_t off)
 {
-    if (ch->all_real)
-        return read_real_into(fs, f, off, len, dst);
-    uint64_t end = off + len;
-    /* First page ending after off. */
     uint32_t lo = 0, hi = ch->pm.n_pages;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -1964,8 +1984,27 @@ static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off
         else
             hi = mid;
     }
+    return lo;
+}
+
+/* The piece of [pos, end) a read serves in one go: the chunk holding pos (set
+ * in *ch), or the gap before the next chunk (*ch NULL). Returns its end. */
+static uint64_t piece_at(const view_file *vf, uint64_t pos, uint64_t end, const vchunk **ch)
+{
+    size_t ci;
+    *ch = chunk_at(vf, pos, &ci);
+    uint64_t stop = *ch ? (*ch)->end : ci < vf->n_chunks ? vf->chunks[vf->by_start[ci]].start : end;
+    return stop < end ? stop : end;
+}
+
+/* Serve [off, off+len) of one planned chunk. */
+static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off, size_t len, uint8_t *dst)
+{
+    if (ch->all_real)
+        return read_real_into(fs, f, off, len, dst);
+    uint64_t end = off + len;
     uint64_t pos = off;
-    for (uint32_t p = lo; p < ch->pm.n_pages && pos < end; p++) {
+    for (uint32_t p = first_page_after(ch, off); p < ch->pm.n_pages && pos < end; p++) {
         const pq_page *pg = &ch->pm.pages[p];
         uint64_t pend = pg->offset + pg->total_size;
         if (pg->offset > pos) /* cannot happen: pages tile the chunk */
@@ -1985,29 +2024,6 @@ static ssize_t serve_chunk(sv_fs *fs, sv_file *f, const vchunk *ch, uint64_t off
     return pos == end ? (ssize_t)len : -EIO;
 }
 
-/* Real bytes gathered for one prefetch: [start, end), empty when equal. */
-typedef struct {
-    uint64_t start, end;
-} byte_run;
-
-static void run_flush(sv_fs *fs, sv_file *f, byte_run *r)
-{
-    if (r->end > r->start)
-        fs_prefetch_real(fs, f, r->start, r->end);
-    r->start = r->end = 0;
-}
-
-/* Extend the run with [a, b), or start a new one past a gap. */
-static void run_add(sv_fs *fs, sv_file *f, byte_run *r, uint64_t a, uint64_t b)
-{
-    if (r->end > r->start && a > r->end)
-        run_flush(fs, f, r);
-    if (r->end == r->start)
-        r->start = r->end = a;
-    if (b > r->end)
-        r->end = b;
-}
-
 /* Start every fetch a read needs before waiting for any, or each piece of
  * the read (a chunk's tail, the next chunk, a real page) would cost a round
  * trip of its own. The chunk the read is about (chunk_prefetch's rule: the
@@ -2025,26 +2041,19 @@ static void start_fetches(sv_fs *fs, sv_file *f, const view_file *vf, uint64_t o
     if (probe && probe->all_real)
         fs_chunk_prefetch(fs, f, off, size);
     uint64_t end = off + size;
-    byte_run run = {0, 0};
+    byte_run run = {0, 0, false};
     for (uint64_t pos = off; pos < end;) {
-        const vchunk *ch = chunk_at(vf, pos, &ci);
-        uint64_t stop;
-        if (!ch) {
-            stop = ci < vf->n_chunks ? vf->chunks[vf->by_start[ci]].start : end;
-            if (stop > end)
-                stop = end;
+        const vchunk *ch;
+        uint64_t stop = piece_at(vf, pos, end, &ch);
+        if (!ch || ch->all_real) {
             run_add(fs, f, &run, pos, stop);
         } else {
-            stop = ch->end < end ? ch->end : end;
-            if (ch->all_real) {
-                run_add(fs, f, &run, pos, stop);
-            } else {
-                for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
-                    const pq_page *pg = &ch->pm.pages[p];
-                    uint64_t pend = pg->offset + pg->total_size;
-                    if (pend > pos && pg->offset < stop && ch->pages[p].kind == VP_REAL)
-                        run_add(fs, f, &run, pg->offset, pend);
-                }
+            for (uint32_t p = first_page_after(ch, pos); p < ch->pm.n_pages; p++) {
+                const pq_page *pg = &ch->pm.pages[p];
+                if (pg->offset >= stop)
+                    break;
+                if (ch->pages[p].kind == VP_REAL)
+                    run_add(fs, f, &run, pg->offset, pg->offset + pg->total_size);
             }
         }
         pos = stop;
@@ -2101,18 +2110,10 @@ ssize_t views_read(sv_fs *fs, sv_file *f, uint64_t off, size_t size, uint8_t *bu
     /* Planned chunks are immutable from here on: serve without the lock. */
     start_fetches(fs, f, vf, off, size);
     for (uint64_t pos = off; pos < end;) {
-        const vchunk *ch = chunk_at(vf, pos, &ci);
-        uint64_t stop;
-        ssize_t r;
-        if (!ch) {
-            stop = ci < vf->n_chunks ? vf->chunks[vf->by_start[ci]].start : end;
-            if (stop > end)
-                stop = end;
-            r = read_real_into(fs, f, pos, (size_t)(stop - pos), buf + (pos - off));
-        } else {
-            stop = ch->end < end ? ch->end : end;
-            r = serve_chunk(fs, f, ch, pos, (size_t)(stop - pos), buf + (pos - off));
-        }
+        const vchunk *ch;
+        uint64_t stop = piece_at(vf, pos, end, &ch);
+        ssize_t r = ch ? serve_chunk(fs, f, ch, pos, (size_t)(stop - pos), buf + (pos - off))
+                       : read_real_into(fs, f, pos, (size_t)(stop - pos), buf + (pos - off));
         if (r < 0)
             return r;
         pos = stop;

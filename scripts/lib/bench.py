@@ -101,6 +101,16 @@ def reads_table(reader: str, table: dict, plan: dict) -> bool:
     return not table.get("dv")
 
 
+def plan_cases(tables: dict, plan: dict, readers: list[str]):
+    """(table name, table, query, its portable form, the readers of that
+    table) for every table and planned query, in order."""
+    import bench_data
+    for name, t in tables.items():
+        for q in bench_data.queries(t):
+            if not plan["queries"] or q["name"] in plan["queries"]:
+                yield name, t, q, portable(q), [r for r in readers if reads_table(r, t, plan)]
+
+
 def pyarrow_filter_text(pred: str | None) -> str | None:
     """The query's predicate (only `c < N` and `c BETWEEN a AND b` are generated)
     as a pyarrow.compute expression the reader process can evaluate."""
@@ -232,28 +242,25 @@ def main(argv=None) -> int:
         # Validation pass on the unshaped link: every contender's answer must
         # equal the reader's answer on the local files before anything is timed.
         reference = {}
+        cases = list(plan_cases(tables, plan, readers))
         with wanproxy.WanProxy("127.0.0.1", moto.port, "lan") as proxy:
             s3conf["endpoint"] = proxy.endpoint
-            for name, t in tables.items():
-                for q in bench_data.queries(t):
-                    if plan["queries"] and q["name"] not in plan["queries"]:
-                        continue
-                    pq_ = portable(q)
-                    for reader in (r for r in readers if reads_table(r, t, plan)):
-                        ref = run_reader({"reader": reader, "location": t["path"], "query": pq_, "threads": 2},
-                                         a.timeout)
-                        reference[(name, q["name"], reader)] = ref["digest"]
-                        if q["layout"] != "full" and ref["rows"] != q["expected_rows"]:
-                            failures.append(f"{name} {q['name']} {reader}: the local read returned "
-                                            f"{ref['rows']} rows, the generator selected {q['expected_rows']}")
-                        for c in contenders_for(reader, wanted):
-                            con = bench_contenders.make(c, work, bucket, proxy.endpoint, moto.creds)
-                            r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout)
-                            ok = r["digest"] == ref["digest"]
-                            print(f"check {name} {q['name']} {reader} {c}: {'same' if ok else 'DIFFERENT'}"
-                                  f" ({r['rows']} rows)", flush=True)
-                            if not ok:
-                                failures.append(f"{name} {q['name']} {reader} {c}: result differs from local")
+            for name, t, q, pq_, table_readers in cases:
+                for reader in table_readers:
+                    ref = run_reader({"reader": reader, "location": t["path"], "query": pq_, "threads": 2},
+                                     a.timeout)
+                    reference[(name, q["name"], reader)] = ref["digest"]
+                    if q["layout"] != "full" and ref["rows"] != q["expected_rows"]:
+                        failures.append(f"{name} {q['name']} {reader}: the local read returned "
+                                        f"{ref['rows']} rows, the generator selected {q['expected_rows']}")
+                    for c in contenders_for(reader, wanted):
+                        con = bench_contenders.make(c, work, bucket, proxy.endpoint, moto.creds)
+                        r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout)
+                        ok = r["digest"] == ref["digest"]
+                        print(f"check {name} {q['name']} {reader} {c}: {'same' if ok else 'DIFFERENT'}"
+                              f" ({r['rows']} rows)", flush=True)
+                        if not ok:
+                            failures.append(f"{name} {q['name']} {reader} {c}: result differs from local")
         if failures:
             print("bench: results differ; nothing timed:\n  " + "\n  ".join(failures), file=sys.stderr)
             return 1
@@ -263,25 +270,21 @@ def main(argv=None) -> int:
             print(f"bench: link {profile}: {calibrations[profile]}", flush=True)
             with wanproxy.WanProxy("127.0.0.1", moto.port, profile) as proxy:
                 s3conf["endpoint"] = proxy.endpoint
-                for name, t in tables.items():
-                    for q in bench_data.queries(t):
-                        if plan["queries"] and q["name"] not in plan["queries"]:
-                            continue
-                        pq_ = portable(q)
-                        m = physical_limit(t, q, link)
-                        models.append({"profile": profile, "table": name, "query": q["name"], **m})
-                        for reader in (r for r in readers if reads_table(r, t, plan)):
-                            order = contenders_for(reader, wanted)
-                            for pair in range(plan["pairs"]):
-                                for c in (order if pair % 2 == 0 else list(reversed(order))):
-                                    con = bench_contenders.make(c, work, bucket, proxy.endpoint, moto.creds)
-                                    r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout)
-                                    r.update(profile=profile, table=name, pair=pair,
-                                             same=r["digest"] == reference[(name, q["name"], reader)])
-                                    runs.append(r)
-                                    print(f"{profile} {name} {q['name']} {reader} {c} pair {pair + 1}: "
-                                          f"{r['query_s']:.2f} s, {r['bytes']:,} B, {r['requests']} req"
-                                          f"{'' if r['same'] else '  RESULT DIFFERS'}", flush=True)
+                for name, t, q, pq_, table_readers in cases:
+                    m = physical_limit(t, q, link)
+                    models.append({"profile": profile, "table": name, "query": q["name"], **m})
+                    for reader in table_readers:
+                        order = contenders_for(reader, wanted)
+                        for pair in range(plan["pairs"]):
+                            for c in (order if pair % 2 == 0 else list(reversed(order))):
+                                con = bench_contenders.make(c, work, bucket, proxy.endpoint, moto.creds)
+                                r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout)
+                                r.update(profile=profile, table=name, pair=pair,
+                                         same=r["digest"] == reference[(name, q["name"], reader)])
+                                runs.append(r)
+                                print(f"{profile} {name} {q['name']} {reader} {c} pair {pair + 1}: "
+                                      f"{r['query_s']:.2f} s, {r['bytes']:,} B, {r['requests']} req"
+                                      f"{'' if r['same'] else '  RESULT DIFFERS'}", flush=True)
     if a.json:
         Path(a.json).write_text(json.dumps({"plan": plan, "runs": runs, "models": models}, indent=1))
     import bench_report

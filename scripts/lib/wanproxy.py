@@ -442,15 +442,10 @@ class _Conn:
             self.task = loop.create_task(self._connect())
 
     async def _connect(self):
-        p = self.proxy
-        try:
-            t, _ = await p._loop.create_connection(lambda: _Side(self, False),
-                                                   p.upstream_host, p.upstream_port)
-        except OSError:
-            p._st["upstream_failures"] += 1
+        t = await self.proxy._dial(lambda: _Side(self, False))
+        if t is None:
             self.close(abort=True)
             return
-        p._st["upstream_connections"] += 1
         if self.closed:
             t.abort()
             return
@@ -801,15 +796,10 @@ class _HttpServerEnd:
             self.proxy._loop.create_task(self._connect(self.gen))
 
     async def _connect(self, gen):
-        p = self.proxy
-        try:
-            t, _ = await p._loop.create_connection(lambda: _UpstreamSide(self, gen),
-                                                   p.upstream_host, p.upstream_port)
-        except OSError:
-            p._st["upstream_failures"] += 1
+        t = await self.proxy._dial(lambda: _UpstreamSide(self, gen))
+        if t is None:
             self.conn.close(abort=True)
             return
-        p._st["upstream_connections"] += 1
         if self._closing or gen != self.gen:
             t.abort()
             return
@@ -1004,6 +994,16 @@ class WanProxy:
 
     def __exit__(self, *exc):
         self.stop()
+
+    async def _dial(self, protocol_factory):
+        """A new upstream connection (counted), or None when it fails (counted)."""
+        try:
+            t, _ = await self._loop.create_connection(protocol_factory, self.upstream_host, self.upstream_port)
+        except OSError:
+            self._st["upstream_failures"] += 1
+            return None
+        self._st["upstream_connections"] += 1
+        return t
 
     # -- counters ----------------------------------------------------------
     def stats(self) -> dict:
