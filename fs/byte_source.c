@@ -123,10 +123,11 @@ static int s3_read(byte_source *s, uint64_t off, size_t len, void *buf, char *er
                    size_t errlen)
 {
     s3_source *o = (s3_source *)s;
-    char detail[512];
-    s3_status st = s3_get(o->s3->client, o->key, o->etag[0] ? o->etag : NULL, off, len, buf,
-                          detail, sizeof detail);
-    if (st == S3_OK)
+    sv_error e = {0};
+    store_status st = store_get(s3_client_store(o->s3->client), o->key, o->etag[0] ? o->etag : NULL, off, len,
+                                buf, &e);
+    const char *detail = e.msg;
+    if (st == STORE_OK)
         return 0;
     char msg[1024];
     cli_s3_explain(o->s3, st, o->where, "reading", "read", detail, msg, sizeof msg);
@@ -146,10 +147,11 @@ static void s3_close(byte_source *s)
 byte_source *byte_source_open_s3(cli_s3 *s, const char *key, const char *where, char *err,
                                  size_t errlen)
 {
-    s3_object_info info;
-    char detail[512];
-    s3_status st = s3_head(s->client, key, &info, detail, sizeof detail);
-    if (st != S3_OK) {
+    store_object_info info;
+    sv_error e = {0};
+    store_status st = store_head(s3_client_store(s->client), key, &info, &e);
+    const char *detail = e.msg;
+    if (st != STORE_OK) {
         cli_s3_explain(s, st, where, "reading", "read", detail, err, errlen);
         return NULL;
     }

@@ -80,7 +80,9 @@ bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tunin
         .retry = RETRY_POLICY_DEFAULT,
         .stats = t->stats,
     };
-    if (s3_client_create(&cc, &s->client, err, errlen) != S3_OK) {
+    sv_error e = {0};
+    if (s3_client_create(&cc, &s->client, &e) != STORE_OK) {
+        snprintf(err, errlen, "%s", e.msg);
         s->client = NULL;
         aws_credentials_free(&s->creds);
         return false;
@@ -98,29 +100,29 @@ void cli_s3_close(cli_s3 *s)
     memset(s, 0, sizeof *s);
 }
 
-void cli_s3_explain(const cli_s3 *s, s3_status st, const char *where, const char *doing,
+void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const char *doing,
                     const char *verb, const char *detail, char *out, size_t outlen)
 {
     const char *ep = s->endpoint ? s->endpoint : "AWS S3";
     switch (st) {
-    case S3_ERR_NO_BUCKET:
+    case STORE_ERR_NO_BUCKET:
         snprintf(out, outlen, "bucket '%s' does not exist at %s (%s)", s->bucket, ep, detail);
         break;
-    case S3_ERR_ACCESS:
+    case STORE_ERR_ACCESS:
         snprintf(out, outlen, "access denied %s %s: check credentials and permissions (%s)", doing,
                  where, detail);
         break;
-    case S3_ERR_NETWORK:
-    case S3_ERR_TIMEOUT:
+    case STORE_ERR_NETWORK:
+    case STORE_ERR_TIMEOUT:
         snprintf(out, outlen, "cannot reach %s: %s", ep, detail);
         break;
-    case S3_ERR_TLS:
+    case STORE_ERR_TLS:
         snprintf(out, outlen, "TLS failure talking to %s: %s", ep, detail);
         break;
-    case S3_ERR_NOT_FOUND:
+    case STORE_ERR_NOT_FOUND:
         snprintf(out, outlen, "%s does not exist (%s)", where, detail);
         break;
-    case S3_ERR_CHANGED:
+    case STORE_ERR_CHANGED:
         snprintf(out, outlen, "%s changed while being read: %s", where, detail);
         break;
     default:

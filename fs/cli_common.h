@@ -100,7 +100,7 @@ void cli_s3_close(cli_s3 *s);
  *   WHERE does not exist (detail)
  *   WHERE changed while being read: detail
  *   cannot list WHERE: detail */
-void cli_s3_explain(const cli_s3 *s, s3_status st, const char *where, const char *doing,
+void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const char *doing,
                     const char *verb, const char *detail, char *out, size_t outlen);
 
 /* "512M", "2G", "1048576", "64KiB" -> bytes. */

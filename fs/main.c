@@ -349,16 +349,17 @@ static int cmd_mount(int argc, char **argv)
     fc.cache_bytes = o.cache_size;
     fc.dir_ttl_ms = o.dir_ttl_s * 1000;
     fc.request_cost = (uint32_t)o.request_cost;
-    sv_fs *fs = sv_fs_create(s3.client, &stats, &fc);
+    sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");
 
     char where[600];
     snprintf(where, sizeof where, "s3://%s/%s", bucket, prefix);
-    s3_status cst = sv_fs_check(fs, err, sizeof err);
-    if (cst != S3_OK) {
+    sv_error cerr = {0};
+    store_status cst = sv_fs_check(fs, &cerr);
+    if (cst != STORE_OK) {
         char msg[1024];
-        cli_s3_explain(&s3, cst, where, "listing", "list", err, msg, sizeof msg);
+        cli_s3_explain(&s3, cst, where, "listing", "list", cerr.msg, msg, sizeof msg);
         fail("%s", msg);
     }
 

@@ -119,12 +119,13 @@ static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         return;
     }
     size_t used = 0;
-    for (size_t i = (size_t)off; i < d->n; i++) {
+    const sv_dirents *list = sv_dir_entries(d);
+    for (size_t i = (size_t)off; i < list->n; i++) {
         struct stat st;
         memset(&st, 0, sizeof st);
-        st.st_ino = d->entries[i].ino;
-        st.st_mode = d->entries[i].mode;
-        size_t need = fuse_add_direntry(req, buf + used, size - used, d->entries[i].name, &st,
+        st.st_ino = list->entries[i].ino;
+        st.st_mode = list->entries[i].mode;
+        size_t need = fuse_add_direntry(req, buf + used, size - used, list->entries[i].name, &st,
                                         (off_t)(i + 1));
         if (need > size - used)
             break;

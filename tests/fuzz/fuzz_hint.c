@@ -14,11 +14,12 @@ static void check(bool ok)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char err[512];
-    err[0] = '\0';
-    sv_hint *h = hint_parse((const char *)data, size, err, sizeof err);
+    sv_error e;
+    memset(&e, 0, sizeof e);
+    sv_hint *h = hint_parse((const char *)data, size, &e);
+    const char *err = e.msg;
     if (!h) {
-        check(memchr(err, '\0', sizeof err) != NULL);
+        check(memchr(err, '\0', sizeof e.msg) != NULL && e.code != HINT_OK);
         check(err[0] != '\0'); /* every rejection says why */
         return 0;
     }

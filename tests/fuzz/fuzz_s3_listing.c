@@ -22,13 +22,14 @@ static bool has_control(const char *s)
 
 static void check_listing(const uint8_t *data, size_t size)
 {
-    s3_listing l;
-    char err[256];
-    const s3_listing_err rc = s3_listing_parse((const char *)data, size, &l, err, sizeof err);
+    store_listing l;
+    sv_error e;
+    const s3_listing_err rc = s3_listing_parse((const char *)data, size, &l, &e);
+    const char *err = e.msg;
     if (rc != S3_LISTING_OK) {
         check(l.objects == NULL && l.n_objects == 0 && l.prefixes == NULL &&
               l.n_prefixes == 0 && l.next_token == NULL);
-        check(memchr(err, '\0', sizeof err) != NULL && err[0] != '\0');
+        check(memchr(err, '\0', sizeof e.msg) != NULL && err[0] != '\0' && e.code == (int)rc);
         return;
     }
     check(l.n_objects + l.n_prefixes <= S3_LISTING_MAX_ENTRIES);
@@ -42,7 +43,7 @@ static void check_listing(const uint8_t *data, size_t size)
         const size_t n = strlen(l.prefixes[i]);
         check(n >= 1 && n <= S3_KEY_MAX);
     }
-    s3_listing_free(&l);
+    store_listing_free(&l);
     check(l.objects == NULL && l.n_objects == 0);
 }
 

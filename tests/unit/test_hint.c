@@ -7,9 +7,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* err: where the message goes (at least SV_ERROR_MSG bytes). */
 static sv_hint *parse(const char *json, char *err)
 {
-    return hint_parse(json, strlen(json), err, 512);
+    sv_error e = {0};
+    sv_hint *h = hint_parse(json, strlen(json), &e);
+    memcpy(err, e.msg, sizeof e.msg);
+    if (!h)
+        cr_expect_neq(e.code, HINT_OK, "a rejection carries a code: %s", e.msg);
+    return h;
 }
 
 static void rejects(const char *json, const char *needle)
@@ -102,9 +108,10 @@ Test(hint, size_limit)
     big[0] = '{';
     big[n - 1] = '}';
     big[n] = '\0';
-    char err[512] = "";
-    cr_assert_null(hint_parse(big, n, err, sizeof err));
-    cr_assert(strstr(err, "limit"), "%s", err);
+    sv_error e = {0};
+    cr_assert_null(hint_parse(big, n, &e));
+    cr_assert(strstr(e.msg, "limit"), "%s", e.msg);
+    cr_assert_eq(e.code, HINT_E_LIMIT);
     free(big);
 }
 

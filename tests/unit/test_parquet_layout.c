@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fixture_files.h"
-#include "parquet_layout.h"
+#include "footer_cache.h"
 
 static uint8_t *slurp(const char *name, size_t *len)
 {
@@ -27,16 +27,17 @@ Test(parquet_layout, chunks_tile_the_data_region_of_every_fixture)
     for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
         size_t len;
         uint8_t *file = slurp(names[k], &len);
-        parquet_layout l;
+        parquet_footer ft;
         uint64_t need;
-        char err[256];
         /* A short tail asks for more; the whole file always suffices. */
-        int r = parquet_layout_from_tail(file + len - 16, 16, len, &l, &need, err, sizeof err);
+        int r = parquet_footer_from_tail(file + len - 16, 16, len, &ft, &need);
         cr_assert_eq(r, 1, "%s: a 16-byte tail cannot hold the footer", names[k]);
         cr_assert_gt(need, 16);
         cr_assert_leq(need, len);
-        r = parquet_layout_from_tail(file + len - need, (size_t)need, len, &l, &need, err, sizeof err);
-        cr_assert_eq(r, 0, "%s: %s", names[k], err);
+        r = parquet_footer_from_tail(file + len - need, (size_t)need, len, &ft, &need);
+        cr_assert_eq(r, FOOTER_OK, "%s: %s", names[k], ft.err.msg);
+        cr_assert_not_null(ft.meta);
+        const parquet_layout l = ft.layout;
         cr_assert_gt(l.n_chunks, 0);
         for (size_t i = 0; i < l.n_chunks; i++) {
             cr_assert_geq(l.chunks[i].start, 4, "chunks start after the leading magic");
@@ -52,7 +53,8 @@ Test(parquet_layout, chunks_tile_the_data_region_of_every_fixture)
         cr_assert_null(parquet_layout_chunk_at(&l, 0, NULL), "the magic is in no chunk");
         cr_assert_null(parquet_layout_chunk_at(&l, len - 1, NULL), "the footer is in no chunk");
         cr_assert_eq(l.footer.end, len);
-        parquet_layout_free(&l);
+        cr_assert_eq(l.footer.start, ft.meta->footer_offset);
+        parquet_footer_clear(&ft);
         free(file);
     }
 }
@@ -60,11 +62,11 @@ Test(parquet_layout, chunks_tile_the_data_region_of_every_fixture)
 Test(parquet_layout, rejects_non_parquet)
 {
     const char junk[] = "this is not a parquet file, just text....";
-    parquet_layout l;
+    parquet_footer ft;
     uint64_t need;
-    char err[256] = "";
-    int r = parquet_layout_from_tail((const uint8_t *)junk, sizeof junk - 1, sizeof junk - 1, &l,
-                                     &need, err, sizeof err);
-    cr_assert_eq(r, -1);
-    cr_assert_neq(err[0], 0, "a message names the cause");
+    int r = parquet_footer_from_tail((const uint8_t *)junk, sizeof junk - 1, sizeof junk - 1, &ft, &need);
+    cr_assert_eq(r, FOOTER_E_PARSE);
+    cr_assert_eq(ft.err.code, FOOTER_E_PARSE);
+    cr_assert_null(ft.meta);
+    cr_assert_neq(ft.err.msg[0], 0, "a message names the cause");
 }

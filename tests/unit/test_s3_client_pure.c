@@ -1,11 +1,10 @@
-/* The parts of the S3 client and stats that need no server. */
+/* The parts of the S3 client that need no server. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "s3_client.h"
-#include "stats.h"
 
 static void check_enc(const char *in, bool slash, const char *want)
 {
@@ -26,27 +25,12 @@ Test(s3_uri_encode, sigv4_rules)
     check_enc("", true, "");
 }
 
-Test(s3_status, errno_mapping)
+Test(store_status, errno_mapping)
 {
-    cr_assert_eq(s3_status_errno(S3_OK), 0);
-    cr_assert_eq(s3_status_errno(S3_ERR_NOT_FOUND), ENOENT);
-    cr_assert_eq(s3_status_errno(S3_ERR_ACCESS), EACCES);
-    cr_assert_eq(s3_status_errno(S3_ERR_CHANGED), EIO);
-    cr_assert_eq(s3_status_errno(S3_ERR_PROTOCOL), EIO);
-    cr_assert_str_eq(s3_status_name(S3_ERR_CHANGED), "object changed");
-}
-
-Test(stats, renders_valid_counters)
-{
-    sv_stats st = {0};
-    STAT_ADD(&st, fuse_reads, 3);
-    STAT_ADD(&st, s3_bytes_fetched, 12345678901ull);
-    char buf[2048];
-    size_t n = sv_stats_render_json(&st, 7, 9, buf, sizeof buf);
-    cr_assert_gt(n, 0);
-    cr_assert_eq(strlen(buf), n);
-    cr_assert_not_null(strstr(buf, "\"fuse_reads\": 3,"));
-    cr_assert_not_null(strstr(buf, "\"s3_bytes_fetched\": 12345678901,"));
-    cr_assert_not_null(strstr(buf, "\"cache_bytes\": 7,"));
-    cr_assert_eq(sv_stats_render_json(&st, 0, 0, buf, 10), 0, "too small a buffer is refused");
+    cr_assert_eq(store_status_errno(STORE_OK), 0);
+    cr_assert_eq(store_status_errno(STORE_ERR_NOT_FOUND), ENOENT);
+    cr_assert_eq(store_status_errno(STORE_ERR_ACCESS), EACCES);
+    cr_assert_eq(store_status_errno(STORE_ERR_CHANGED), EIO);
+    cr_assert_eq(store_status_errno(STORE_ERR_PROTOCOL), EIO);
+    cr_assert_str_eq(store_status_name(STORE_ERR_CHANGED), "object changed");
 }

@@ -10,12 +10,13 @@
 #define S3_NS "http://s3.amazonaws.com/doc/2006-03-01/"
 #define XML_DECL "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 
-static char err[256];
+static sv_error parse_err;
+#define err (parse_err.msg) /* the message of the last parse */
 
-static s3_listing_err parse(const char *xml, s3_listing *l)
+static s3_listing_err parse(const char *xml, store_listing *l)
 {
     err[0] = '\0';
-    return s3_listing_parse(xml, strlen(xml), l, err, sizeof err);
+    return s3_listing_parse(xml, strlen(xml), l, &parse_err);
 }
 
 /* A page with the given body inside a namespaced ListBucketResult. */
@@ -35,7 +36,7 @@ static char *page(const char *body)
 static void expect_failure(const char *body, s3_listing_err want, const char *needle)
 {
     char *xml = page(body);
-    s3_listing l;
+    store_listing l;
     memset(&l, 0x5A, sizeof l);
     const s3_listing_err rc = parse(xml, &l);
     cr_expect_eq(rc, want, "body %.120s: got %d want %d (%s)", body, rc, want, err);
@@ -73,7 +74,7 @@ static const char aws_page[] =
 
 Test(s3_listing, aws_page_with_prefixes_and_token)
 {
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(aws_page, &l), S3_LISTING_OK, "%s", err);
     cr_assert_eq(l.n_objects, 2);
     cr_expect_str_eq(l.objects[0].key, "data/a.parquet");
@@ -90,9 +91,9 @@ Test(s3_listing, aws_page_with_prefixes_and_token)
     cr_expect(l.truncated);
     cr_expect_str_eq(l.next_token, "1ueGcxLPRx1Tr/XYExHnhbYLgveDs2J/wm36Hy4vbOwM=");
     cr_expect_eq(l.key_count, 4);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     cr_expect_null(l.objects);
-    s3_listing_free(&l); /* freeing twice is harmless after the reset */
+    store_listing_free(&l); /* freeing twice is harmless after the reset */
 }
 
 /* moto pretty-prints its template: whitespace between elements. */
@@ -116,7 +117,7 @@ static const char moto_page[] =
 
 Test(s3_listing, moto_pretty_printed_not_truncated)
 {
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(moto_page, &l), S3_LISTING_OK, "%s", err);
     cr_assert_eq(l.n_objects, 1);
     cr_expect_str_eq(l.objects[0].key, "logs/2024-01-01.json");
@@ -126,7 +127,7 @@ Test(s3_listing, moto_pretty_printed_not_truncated)
     cr_expect_eq(l.n_prefixes, 0);
     cr_expect_not(l.truncated);
     cr_expect_null(l.next_token);
-    s3_listing_free(&l);
+    store_listing_free(&l);
 }
 
 Test(s3_listing, without_namespace)
@@ -136,14 +137,14 @@ Test(s3_listing, without_namespace)
         "<Contents><Key>x</Key><Size>0</Size><LastModified>1970-01-01T00:00:00Z</LastModified>"
         "<ETag>\"e\"</ETag></Contents><CommonPrefixes><Prefix>p/</Prefix></CommonPrefixes>"
         "</ListBucketResult>";
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_assert_eq(l.n_objects, 1);
     cr_expect_eq(l.objects[0].size, 0);
     cr_expect_eq(l.objects[0].mtime, 0);
     cr_assert_eq(l.n_prefixes, 1);
     cr_expect_str_eq(l.prefixes[0], "p/");
-    s3_listing_free(&l);
+    store_listing_free(&l);
 }
 
 Test(s3_listing, namespace_prefix)
@@ -153,13 +154,13 @@ Test(s3_listing, namespace_prefix)
         "<s3:Contents><s3:Key>k</s3:Key><s3:Size>7</s3:Size>"
         "<s3:LastModified>2020-02-29T12:00:00Z</s3:LastModified></s3:Contents>"
         "</s3:ListBucketResult>";
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_assert_eq(l.n_objects, 1);
     cr_expect_eq(l.objects[0].size, 7);
     cr_expect_str_eq(l.objects[0].etag, "", "missing ETag is an empty string");
     cr_expect_eq(l.objects[0].mtime, 1582977600);
-    s3_listing_free(&l);
+    store_listing_free(&l);
 }
 
 Test(s3_listing, keys_with_special_characters)
@@ -181,7 +182,7 @@ Test(s3_listing, keys_with_special_characters)
         "<Contents><Key>split<!-- comment -->key</Key><Size>7</Size>"
         "<LastModified>2024-05-06T07:08:09Z</LastModified><ETag>\"7\"</ETag></Contents>";
     char *xml = page(body);
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_assert_eq(l.n_objects, 7);
     cr_expect_str_eq(l.objects[0].key, "dir with spaces/file name.csv");
@@ -192,7 +193,7 @@ Test(s3_listing, keys_with_special_characters)
     cr_expect_str_eq(l.objects[4].key, "tab\tand\xE2\x82\xAC" "ref");
     cr_expect_str_eq(l.objects[5].key, "cdata/<raw>&stuff");
     cr_expect_str_eq(l.objects[6].key, "splitkey");
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
 }
 
@@ -206,13 +207,13 @@ Test(s3_listing, url_encoding_type_decodes_keys_and_prefixes)
         "<LastModified>2024-05-06T07:08:09Z</LastModified><ETag>\"1\"</ETag></Contents>"
         "<CommonPrefixes><Prefix>year%3D2024/</Prefix></CommonPrefixes>";
     char *xml = page(body);
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_assert_eq(l.n_objects, 2);
     cr_expect_str_eq(l.objects[0].key, "dir with spaces/a+b=c&d\n.csv");
     cr_expect_str_eq(l.objects[1].key, "\xC3\xA9t\xC3\xA9");
     cr_expect_str_eq(l.prefixes[0], "year=2024/");
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
 }
 
@@ -242,10 +243,10 @@ Test(s3_listing, url_encoded_key_limit_applies_after_decoding)
              "<LastModified>2024-05-06T07:08:09Z</LastModified></Contents>",
              key);
     char *xml = page(body);
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_eq(strlen(l.objects[0].key), 1024);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
     strcat(key, "A");
     snprintf(body, sizeof body,
@@ -261,7 +262,7 @@ Test(s3_listing, empty_listing)
         XML_DECL "<ListBucketResult xmlns=\"" S3_NS "\"><Name>sieve-test</Name>"
         "<Prefix>nothing-here/</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys>"
         "<Delimiter>/</Delimiter><IsTruncated>false</IsTruncated></ListBucketResult>";
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_eq(l.n_objects, 0);
     cr_expect_null(l.objects);
@@ -269,18 +270,18 @@ Test(s3_listing, empty_listing)
     cr_expect_null(l.prefixes);
     cr_expect_eq(l.key_count, 0);
     cr_expect_not(l.truncated);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     cr_assert_eq(parse("<ListBucketResult/>", &l), S3_LISTING_OK, "%s", err);
-    s3_listing_free(&l);
+    store_listing_free(&l);
 }
 
 Test(s3_listing, empty_token_when_not_truncated_is_no_token)
 {
-    s3_listing l;
+    store_listing l;
     char *xml = page("<IsTruncated>false</IsTruncated><NextContinuationToken></NextContinuationToken>");
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_null(l.next_token);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
 }
 
@@ -290,10 +291,10 @@ Test(s3_listing, latin1_document_is_converted_to_utf8)
         "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><ListBucketResult>"
         "<Contents><Key>caf\xE9</Key><Size>1</Size><LastModified>2024-01-01T00:00:00Z</LastModified>"
         "</Contents></ListBucketResult>";
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_str_eq(l.objects[0].key, "caf\xC3\xA9");
-    s3_listing_free(&l);
+    store_listing_free(&l);
 }
 
 /* ---- invalid fields ----------------------------------------------------- */
@@ -340,11 +341,11 @@ Test(s3_listing, bad_key_count)
 {
     expect_failure("<KeyCount>4294967296</KeyCount>", S3_LISTING_ERR_INVALID, "KeyCount");
     expect_failure("<KeyCount>-3</KeyCount>", S3_LISTING_ERR_INVALID, "KeyCount");
-    s3_listing l;
+    store_listing l;
     char *xml = page("<KeyCount>4294967295</KeyCount>");
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_eq(l.key_count, UINT32_MAX);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
 }
 
@@ -410,10 +411,10 @@ Test(s3_listing, key_length_limit)
     char body[2048];
     snprintf(body, sizeof body, OBJ("%s", "1", GOOD_TIME), key);
     char *xml = page(body);
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_eq(strlen(l.objects[0].key), S3_KEY_MAX);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
     free(key);
 
@@ -447,10 +448,10 @@ Test(s3_listing, etag_length_limit)
              "</LastModified><ETag>%s</ETag></Contents>",
              etag);
     char *xml = page(body);
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_eq(strlen(l.objects[0].etag), S3_ETAG_MAX);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
     free(etag);
 }
@@ -486,10 +487,10 @@ static char *page_with_entries(size_t n, bool prefixes)
 Test(s3_listing, entry_count_limit)
 {
     char *xml = page_with_entries(S3_LISTING_MAX_ENTRIES, false);
-    s3_listing l;
+    store_listing l;
     cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
     cr_expect_eq(l.n_objects, S3_LISTING_MAX_ENTRIES);
-    s3_listing_free(&l);
+    store_listing_free(&l);
     free(xml);
 
     xml = page_with_entries(S3_LISTING_MAX_ENTRIES + 1, false);
@@ -515,7 +516,7 @@ Test(s3_listing, objects_and_prefixes_count_together)
     char *xml = malloc(n);
     cr_assert_not_null(xml);
     snprintf(xml, n, "%s%s", objs, pbody);
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse(xml, &l), S3_LISTING_ERR_LIMIT, "%s", err);
     free(xml);
     free(objs);
@@ -528,8 +529,8 @@ Test(s3_listing, document_size_limit)
     char *xml = malloc(n);
     cr_assert_not_null(xml);
     memset(xml, ' ', n);
-    s3_listing l;
-    cr_expect_eq(s3_listing_parse(xml, n, &l, err, sizeof err), S3_LISTING_ERR_LIMIT);
+    store_listing l;
+    cr_expect_eq(s3_listing_parse(xml, n, &l, &parse_err), S3_LISTING_ERR_LIMIT);
     cr_expect(strstr(err, "limit") != NULL, "%s", err);
     free(xml);
 }
@@ -554,7 +555,7 @@ Test(s3_listing, malformed_xml)
         "<ListBucketResult><Contents><Key>\xFF\xFE</Key></Contents></ListBucketResult>",
     };
     for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
-        s3_listing l;
+        store_listing l;
         cr_expect_eq(parse(docs[i], &l), S3_LISTING_ERR_PARSE, "doc %zu accepted: %s", i, docs[i]);
         cr_expect_neq(err[0], '\0');
         cr_expect_null(strchr(err, '\n'), "one line: %s", err);
@@ -563,7 +564,7 @@ Test(s3_listing, malformed_xml)
 
 Test(s3_listing, malformed_message_names_line)
 {
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse("<ListBucketResult>\n<Contents>\n</Bad>\n</ListBucketResult>", &l),
                  S3_LISTING_ERR_PARSE);
     cr_expect(strstr(err, "line 3") != NULL, "%s", err);
@@ -573,13 +574,13 @@ Test(s3_listing, malformed_message_names_line)
 Test(s3_listing, embedded_nul)
 {
     static const char xml[] = "<ListBucketResult><Contents><Key>a\0b</Key></Contents></ListBucketResult>";
-    s3_listing l;
-    cr_expect_eq(s3_listing_parse(xml, sizeof xml - 1, &l, err, sizeof err), S3_LISTING_ERR_PARSE);
+    store_listing l;
+    cr_expect_eq(s3_listing_parse(xml, sizeof xml - 1, &l, &parse_err), S3_LISTING_ERR_PARSE);
 }
 
 Test(s3_listing, wrong_root)
 {
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse("<ListAllMyBucketsResult/>", &l), S3_LISTING_ERR_PARSE);
     cr_expect(strstr(err, "ListAllMyBucketsResult") != NULL, "%s", err);
     cr_expect_eq(parse("<ListVersionsResult xmlns=\"" S3_NS "\"/>", &l), S3_LISTING_ERR_PARSE);
@@ -587,7 +588,7 @@ Test(s3_listing, wrong_root)
 
 Test(s3_listing, error_document_instead_of_listing)
 {
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse(XML_DECL "<Error><Code>NoSuchBucket</Code><Message>The specified bucket "
                                 "does not exist</Message></Error>",
                        &l),
@@ -611,7 +612,7 @@ Test(s3_listing, billion_laughs_refused_quickly)
         " <!ENTITY lol9 \"&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;\">\n"
         "]>\n<ListBucketResult><Contents><Key>&lol9;</Key><Size>1</Size>"
         "<LastModified>2024-01-01T00:00:00Z</LastModified></Contents></ListBucketResult>";
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse(xml, &l), S3_LISTING_ERR_PARSE);
     cr_expect(strstr(err, "DOCTYPE") != NULL, "%s", err);
     char code[32], message[32];
@@ -625,7 +626,7 @@ Test(s3_listing, external_entity_not_loaded)
         "<?xml version=\"1.0\"?><!DOCTYPE r [<!ENTITY xxe SYSTEM \"file:///etc/passwd\">]>"
         "<ListBucketResult><Contents><Key>&xxe;</Key><Size>1</Size>"
         "<LastModified>2024-01-01T00:00:00Z</LastModified></Contents></ListBucketResult>";
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse(xml, &l), S3_LISTING_ERR_PARSE);
     static const char ext_dtd[] =
         "<?xml version=\"1.0\"?><!DOCTYPE ListBucketResult SYSTEM \"http://127.0.0.1:1/x.dtd\">"
@@ -646,22 +647,24 @@ Test(s3_listing, deep_nesting_is_refused_by_libxml2)
     for (size_t i = 0; i < depth; i++)
         p += sprintf(p, "</a>");
     sprintf(p, "</ListBucketResult>");
-    s3_listing l;
+    store_listing l;
     cr_expect_eq(parse(xml, &l), S3_LISTING_ERR_PARSE, "%s", err);
     free(xml);
 }
 
 Test(s3_listing, null_arguments)
 {
-    s3_listing l;
-    cr_expect_eq(s3_listing_parse(NULL, 10, &l, err, sizeof err), S3_LISTING_ERR_PARSE);
-    cr_expect_neq(s3_listing_parse(aws_page, strlen(aws_page), NULL, err, sizeof err),
+    store_listing l;
+    cr_expect_eq(s3_listing_parse(NULL, 10, &l, &parse_err), S3_LISTING_ERR_PARSE);
+    cr_expect_neq(s3_listing_parse(aws_page, strlen(aws_page), NULL, &parse_err),
                   S3_LISTING_OK);
-    cr_expect_eq(s3_listing_parse("<x/>", 4, &l, NULL, 0), S3_LISTING_ERR_PARSE, "no err buffer");
-    char tiny[8];
-    cr_expect_eq(s3_listing_parse("<x/>", 4, &l, tiny, sizeof tiny), S3_LISTING_ERR_PARSE);
-    cr_expect_eq(strlen(tiny), 7, "message truncated to the buffer");
-    s3_listing_free(NULL);
+    cr_expect_eq(s3_listing_parse("<x/>", 4, &l, NULL), S3_LISTING_ERR_PARSE, "no error wanted");
+    sv_error e;
+    memset(&e, 'x', sizeof e);
+    cr_expect_eq(s3_listing_parse("<x/>", 4, &l, &e), S3_LISTING_ERR_PARSE);
+    cr_expect_eq(e.code, S3_LISTING_ERR_PARSE, "the error carries the code");
+    cr_expect(memchr(e.msg, '\0', sizeof e.msg) != NULL && e.msg[0], "a terminated message");
+    store_listing_free(NULL);
 }
 
 /* ---- <Error> documents ---------------------------------------------------- */

@@ -1,6 +1,5 @@
 #include "parquet_layout.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,29 +32,15 @@ static void widen(byte_span *s, uint64_t start, uint64_t end)
         s->end = end;
 }
 
-int parquet_layout_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file_size,
-                             parquet_layout *out, uint64_t *need, char *err, size_t errlen)
+bool parquet_layout_from_meta(const pq_file_meta *m, uint64_t file_size, parquet_layout *out)
 {
     memset(out, 0, sizeof *out);
-    *need = 0;
-    pq_file_meta *m = NULL;
-    tc_error te;
-    tc_status st = pq_file_meta_from_tail(tail, tail_len, file_size, &m, need, &te);
-    if (st == TC_E_NEED_MORE)
-        return 1;
-    if (st != TC_OK) {
-        snprintf(err, errlen, "%s", te.msg);
-        return -1;
-    }
     size_t n = 0;
     for (uint32_t g = 0; g < m->n_row_groups; g++)
         n += m->row_groups[g].n_columns;
     out->chunks = calloc(n ? n : 1, sizeof *out->chunks);
-    if (!out->chunks) {
-        pq_file_meta_free(m);
-        snprintf(err, errlen, "out of memory");
-        return -1;
-    }
+    if (!out->chunks)
+        return false;
     for (uint32_t g = 0; g < m->n_row_groups; g++) {
         const pq_row_group *rg = &m->row_groups[g];
         for (uint32_t c = 0; c < rg->n_columns; c++) {
@@ -82,8 +67,7 @@ int parquet_layout_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file
     out->footer.end = file_size;
     if (out->page_index.end > file_size)
         out->page_index.start = out->page_index.end = 0;
-    pq_file_meta_free(m);
-    return 0;
+    return true;
 }
 
 void parquet_layout_free(parquet_layout *l)

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "s3_client.h"
+#include "object_store.h"
 
 #define TREE_ROOT_INO 1u
 #define TREE_FIRST_INO 16u           /* inodes below are reserved for virtual files */
@@ -42,21 +42,20 @@ typedef struct {
 typedef struct tree tree;
 
 /* prefix: "" or ending in '/'. */
-tree *tree_create(s3_client *client, const char *prefix, uint64_t dir_ttl_ms,
+tree *tree_create(object_store *store, const char *prefix, uint64_t dir_ttl_ms,
                   uint64_t delta_log_ttl_ms);
 void tree_destroy(tree *t);
 
 /* Load (or refresh) a directory's listing now, with request options (e.g. fewer
- * attempts at mount time; NULL = defaults). Returns S3_OK or the listing error
- * (message in err). */
-s3_status tree_refresh_dir(tree *t, uint64_t dir_ino, const s3_request_opts *opts, char *err,
-                           size_t errlen);
+ * attempts at mount time; NULL = defaults). Returns STORE_OK or the listing error
+ * (in err). */
+store_status tree_refresh_dir(tree *t, uint64_t dir_ino, const store_request_opts *opts, sv_error *err);
 
-/* Child `name` of dir_ino: S3_OK and its attributes, S3_ERR_NOT_FOUND, or an error. */
-s3_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out);
-s3_status tree_getattr(tree *t, uint64_t ino, tree_attr *out);
+/* Child `name` of dir_ino: STORE_OK and its attributes, STORE_ERR_NOT_FOUND, or an error. */
+store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out);
+store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out);
 /* Snapshot of a directory's children (sorted by name); free with tree_dir_snapshot_free. */
-s3_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out);
+store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out);
 void tree_dir_snapshot_free(tree_dir_snapshot *s);
 /* Parent inode of a directory (root's parent is root). */
 uint64_t tree_parent(tree *t, uint64_t ino);

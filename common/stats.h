@@ -1,5 +1,6 @@
-/* Process-wide counters shown in MOUNTPOINT/.sieve/stats. Lock-free: every
- * field is an atomic counter updated with relaxed ordering. */
+/* Process-wide counters shown in MOUNTPOINT/.sieve/stats (rendered by
+ * fs/core/control.c). Lock-free: every field is an atomic counter updated
+ * with relaxed ordering. */
 #ifndef SIEVE_STATS_H
 #define SIEVE_STATS_H
 #include <stdatomic.h>
@@ -24,10 +25,5 @@ typedef struct {
 
 #define STAT_ADD(st, field, n) atomic_fetch_add_explicit(&(st)->field, (uint_fast64_t)(n), memory_order_relaxed)
 #define STAT_GET(st, field) ((uint64_t)atomic_load_explicit(&(st)->field, memory_order_relaxed))
-
-/* Render as a JSON object followed by a newline. Returns the length written
- * (always < cap, NUL-terminated), or 0 if cap is too small. */
-size_t sv_stats_render_json(const sv_stats *st, uint64_t cache_bytes, uint64_t cache_limit,
-                            char *buf, size_t cap);
 
 #endif

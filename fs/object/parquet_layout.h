@@ -1,9 +1,11 @@
 /* Where a Parquet file's column chunks and page index lie, from its footer,
  * so the read path can fetch a whole column chunk (and nothing beyond it)
  * when a reader touches it. Used only to decide what to fetch: the bytes
- * served always come from S3 unchanged. FUSE-free. */
+ * served always come from S3 unchanged. Built once per object version by the
+ * footer cache. */
 #ifndef SIEVE_PARQUET_LAYOUT_H
 #define SIEVE_PARQUET_LAYOUT_H
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,11 +23,11 @@ typedef struct {
 /* Tail length worth reading at open: 64 KiB, never more than the file. */
 uint64_t parquet_layout_tail_hint(uint64_t file_size);
 
-/* Build the layout from the last tail_len bytes of a file of file_size bytes.
- * Returns 0 on success; 1 when the footer needs a longer tail (*need set);
- * -1 when the file is not Parquet or its footer is malformed (message in err). */
-int parquet_layout_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file_size,
-                             parquet_layout *out, uint64_t *need, char *err, size_t errlen);
+struct pq_file_meta;
+
+/* The layout of a file of file_size bytes from its parsed footer: false when
+ * out of memory. */
+bool parquet_layout_from_meta(const struct pq_file_meta *m, uint64_t file_size, parquet_layout *out);
 void parquet_layout_free(parquet_layout *l);
 
 /* The chunk containing offset, or NULL; *index gets its position. */

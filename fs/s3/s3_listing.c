@@ -20,18 +20,17 @@
  * wire than decoded. */
 #define S3_KEY_WIRE_MAX (3u * S3_KEY_MAX)
 
-typedef struct {
-    char *buf;
-    size_t len;
-} errbuf;
+typedef sv_error *errbuf; /* NULL: no message wanted */
 
 __attribute__((format(printf, 3, 4)))
 static s3_listing_err fail(errbuf e, s3_listing_err code, const char *fmt, ...)
 {
-    if (e.buf && e.len > 0) {
+    if (e) {
+        e->code = (int)code;
+        e->offset = 0;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(e.buf, e.len, fmt, ap);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -122,8 +121,8 @@ static s3_listing_err parse_document(const char *xml, size_t len, const char *wh
         } else {
             rc = fail(e, S3_LISTING_ERR_PARSE, "%s: malformed XML at line %d: %s", what,
                       xe ? xe->line : 0, xe && xe->message ? xe->message : "unknown error");
-            if (e.buf && e.len > 0)
-                sanitize_message(e.buf);
+            if (e)
+                sanitize_message(e->msg);
         }
     } else if (!xmlDocGetRootElement(doc)) {
         rc = fail(e, S3_LISTING_ERR_PARSE, "%s: document has no root element", what);
@@ -381,7 +380,7 @@ static s3_listing_err take_scalar(const listing_ctx *lc, const xmlNode *el, cons
 }
 
 static s3_listing_err parse_object(const listing_ctx *lc, const xmlNode *contents, size_t index,
-                                   s3_object_entry *obj)
+                                   store_object_entry *obj)
 {
     const xmlNode *key_el = NULL, *size_el = NULL, *etag_el = NULL, *mtime_el = NULL;
     for (const xmlNode *c = contents->children; c; c = c->next) {
@@ -500,7 +499,7 @@ static s3_listing_err collect_fields(const listing_ctx *lc, const xmlNode *root,
     return S3_LISTING_OK;
 }
 
-static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s3_listing *l)
+static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, store_listing *l)
 {
     listing_fields f = { 0 };
     size_t n_objects, n_prefixes;
@@ -589,12 +588,10 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
 /* Code of an <Error> root, for messages; "" when absent. */
 static void error_code_of(const xmlNode *root, char *buf, size_t buflen);
 
-s3_listing_err s3_listing_parse(const char *xml, size_t len, s3_listing *out, char *err,
-                                size_t errlen)
+s3_listing_err s3_listing_parse(const char *xml, size_t len, store_listing *out, sv_error *err)
 {
-    errbuf e = { err, errlen };
-    if (err && errlen > 0)
-        err[0] = '\0';
+    errbuf e = err;
+    sv_error_clear(err);
     if (!out)
         return fail(e, S3_LISTING_ERR_INVALID, "ListBucketResult: no output given");
     memset(out, 0, sizeof *out);
@@ -617,26 +614,10 @@ s3_listing_err s3_listing_parse(const char *xml, size_t len, s3_listing *out, ch
         listing_ctx lc = { .url_encoded = false, .e = e };
         rc = parse_listing_root(&lc, root, out);
         if (rc != S3_LISTING_OK)
-            s3_listing_free(out);
+            store_listing_free(out);
     }
     xmlFreeDoc(doc);
     return rc;
-}
-
-void s3_listing_free(s3_listing *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n_objects; i++) {
-        free(l->objects[i].key);
-        free(l->objects[i].etag);
-    }
-    free(l->objects);
-    for (size_t i = 0; i < l->n_prefixes; i++)
-        free(l->prefixes[i]);
-    free(l->prefixes);
-    free(l->next_token);
-    memset(l, 0, sizeof *l);
 }
 
 /* ---- <Error> ---------------------------------------------------------- */
@@ -711,7 +692,7 @@ s3_listing_err s3_error_parse(const char *xml, size_t len, char *code, size_t co
     copy_sanitized(code, codelen, "");
     copy_sanitized(message, messagelen, "");
     xmlDocPtr doc = NULL;
-    const errbuf no_message = { NULL, 0 };
+    const errbuf no_message = NULL;
     if (parse_document(xml, len, "Error", &doc, no_message) != S3_LISTING_OK)
         return S3_LISTING_ERR_PARSE;
     const xmlNode *root = xmlDocGetRootElement(doc);

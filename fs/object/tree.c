@@ -29,7 +29,7 @@ typedef struct node {
 struct tree {
     pthread_mutex_t lock; /* guards every field below and every node */
     pthread_cond_t listed_cv;
-    s3_client *client;
+    object_store *store;
     node **nodes;   /* by ino; NULL for reserved numbers */
     size_t n_nodes, cap_nodes;
     node **index;   /* hash of (key, etag) -> node, so listings reuse inodes */
@@ -133,13 +133,13 @@ static node *get_node(tree *t, uint64_t ino)
     return ino < t->n_nodes ? t->nodes[ino] : NULL;
 }
 
-tree *tree_create(s3_client *client, const char *prefix, uint64_t dir_ttl_ms,
+tree *tree_create(object_store *store, const char *prefix, uint64_t dir_ttl_ms,
                   uint64_t delta_log_ttl_ms)
 {
     tree *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
-    t->client = client;
+    t->store = store;
     t->dir_ttl_ns = (int64_t)dir_ttl_ms * 1000000;
     t->delta_log_ttl_ns = (int64_t)delta_log_ttl_ms * 1000000;
     t->index_buckets = 1024;
@@ -274,20 +274,20 @@ static int raw_cmp(const void *a, const void *b)
 }
 
 /* Fetch every page of the listing of prefix (no lock held). */
-static s3_status fetch_listing(tree *t, const char *prefix, const s3_request_opts *opts,
-                               raw_list *out, char *err, size_t errlen)
+static store_status fetch_listing(tree *t, const char *prefix, const store_request_opts *opts,
+                                  raw_list *out, sv_error *err)
 {
     char *token = NULL;
-    s3_status st = S3_OK;
+    store_status st = STORE_OK;
     size_t total = 0;
     for (;;) {
-        s3_listing page;
-        st = s3_list_page(t->client, prefix, "/", token, opts, &page, err, errlen);
+        store_listing page;
+        st = store_list_page(t->store, prefix, "/", token, opts, &page, err);
         free(token);
         token = NULL;
-        if (st != S3_OK)
+        if (st != STORE_OK)
             break;
-        for (size_t i = 0; i < page.n_prefixes && st == S3_OK; i++) {
+        for (size_t i = 0; i < page.n_prefixes && st == STORE_OK; i++) {
             size_t nl;
             const char *name = child_name(prefix, page.prefixes[i], &nl, true);
             if (!name) {
@@ -295,10 +295,10 @@ static s3_status fetch_listing(tree *t, const char *prefix, const s3_request_opt
                 continue;
             }
             if (!raw_push(out, name, nl, page.prefixes[i], true, 0, 0, ""))
-                st = S3_ERR_NOMEM;
+                st = STORE_ERR_NOMEM;
         }
-        for (size_t i = 0; i < page.n_objects && st == S3_OK; i++) {
-            const s3_object_entry *o = &page.objects[i];
+        for (size_t i = 0; i < page.n_objects && st == STORE_OK; i++) {
+            const store_object_entry *o = &page.objects[i];
             size_t nl;
             const char *name = child_name(prefix, o->key, &nl, false);
             if (!name) {
@@ -307,19 +307,19 @@ static s3_status fetch_listing(tree *t, const char *prefix, const s3_request_opt
                 continue;
             }
             if (!raw_push(out, name, nl, o->key, false, o->size, o->mtime, o->etag))
-                st = S3_ERR_NOMEM;
+                st = STORE_ERR_NOMEM;
         }
         total += page.n_objects + page.n_prefixes;
         bool more = page.truncated && page.next_token;
         if (more)
             token = strdup(page.next_token);
-        s3_listing_free(&page);
-        if (st != S3_OK)
+        store_listing_free(&page);
+        if (st != STORE_OK)
             break;
         if (!more)
             break;
         if (!token) {
-            st = S3_ERR_NOMEM;
+            st = STORE_ERR_NOMEM;
             break;
         }
         if (total >= TREE_MAX_DIR_ENTRIES) {
@@ -329,18 +329,18 @@ static s3_status fetch_listing(tree *t, const char *prefix, const s3_request_opt
             break;
         }
     }
-    if (st == S3_ERR_NOMEM && err && errlen)
-        snprintf(err, errlen, "listing '%s': out of memory", prefix);
+    if (st == STORE_ERR_NOMEM)
+        sv_fail(err, st, 0, "listing '%s': out of memory", prefix);
     return st;
 }
 
 /* Install a fresh listing into dir (lock held). */
-static s3_status install_listing(tree *t, node *dir, raw_list *l)
+static store_status install_listing(tree *t, node *dir, raw_list *l)
 {
     qsort(l->v, l->n, sizeof *l->v, raw_cmp);
     tree_dirent *children = calloc(l->n ? l->n : 1, sizeof *children);
     if (!children)
-        return S3_ERR_NOMEM;
+        return STORE_ERR_NOMEM;
     size_t n = 0;
     for (size_t i = 0; i < l->n; i++) {
         raw_entry *e = &l->v[i];
@@ -354,7 +354,7 @@ static s3_status install_listing(tree *t, node *dir, raw_list *l)
             c = node_new(t, dir->ino, e->key, e->is_dir, e->size, e->mtime, e->etag);
             if (!c) {
                 free_children(children, n);
-                return S3_ERR_NOMEM;
+                return STORE_ERR_NOMEM;
             }
         }
         children[n].name = e->name;
@@ -368,7 +368,7 @@ static s3_status install_listing(tree *t, node *dir, raw_list *l)
     dir->n_children = n;
     dir->listed = true;
     dir->listed_at_ns = now_ns();
-    return S3_OK;
+    return STORE_OK;
 }
 
 static bool listing_fresh(const tree *t, const node *dir)
@@ -382,32 +382,32 @@ static bool listing_fresh(const tree *t, const node *dir)
 /* Make sure dir has a listing no older than its TTL. Called and returns with
  * the lock held; drops it while listing. A failed refresh keeps serving the
  * previous listing (with a warning); only a directory never listed fails. */
-static s3_status ensure_listed(tree *t, node *dir, bool force, const s3_request_opts *opts,
-                               char *err, size_t errlen)
+static store_status ensure_listed(tree *t, node *dir, bool force, const store_request_opts *opts,
+                                  sv_error *err)
 {
     while (dir->listing)
         pthread_cond_wait(&t->listed_cv, &t->lock);
     if (!force && listing_fresh(t, dir))
-        return S3_OK;
+        return STORE_OK;
     dir->listing = true;
     char *prefix = strdup(dir->key);
     pthread_mutex_unlock(&t->lock);
     raw_list l = {0};
-    char local_err[256] = "";
-    s3_status st = prefix ? fetch_listing(t, prefix, opts, &l, local_err, sizeof local_err) : S3_ERR_NOMEM;
+    sv_error lerr = {0};
+    store_status st = prefix ? fetch_listing(t, prefix, opts, &l, &lerr) : STORE_ERR_NOMEM;
+    const char *local_err = lerr.msg;
     pthread_mutex_lock(&t->lock);
-    if (st == S3_OK)
+    if (st == STORE_OK)
         st = install_listing(t, dir, &l);
     dir->listing = false;
     pthread_cond_broadcast(&t->listed_cv);
     raw_list_free(&l);
-    if (st != S3_OK) {
-        if (err && errlen)
-            snprintf(err, errlen, "%s", local_err[0] ? local_err : s3_status_name(st));
+    if (st != STORE_OK) {
+        sv_fail(err, st, 0, "%s", local_err[0] ? local_err : store_status_name(st));
         if (dir->listed) {
             log_warn("keeping the previous listing of '%s': %s", prefix ? prefix : "?", local_err);
             dir->listed_at_ns = now_ns(); /* do not hammer a failing server */
-            st = S3_OK;
+            st = STORE_OK;
         } else {
             log_error("cannot list '%s': %s", prefix ? prefix : "?", local_err);
         }
@@ -416,12 +416,11 @@ static s3_status ensure_listed(tree *t, node *dir, bool force, const s3_request_
     return st;
 }
 
-s3_status tree_refresh_dir(tree *t, uint64_t dir_ino, const s3_request_opts *opts, char *err,
-                           size_t errlen)
+store_status tree_refresh_dir(tree *t, uint64_t dir_ino, const store_request_opts *opts, sv_error *err)
 {
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
-    s3_status st = d && d->is_dir ? ensure_listed(t, d, true, opts, err, errlen) : S3_ERR_NOT_FOUND;
+    store_status st = d && d->is_dir ? ensure_listed(t, d, true, opts, err) : STORE_ERR_NOT_FOUND;
     pthread_mutex_unlock(&t->lock);
     return st;
 }
@@ -441,55 +440,55 @@ static int dirent_cmp(const void *key, const void *elem)
     return strcmp(key, ((const tree_dirent *)elem)->name);
 }
 
-s3_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out)
+store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out)
 {
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
-    s3_status st = S3_ERR_NOT_FOUND;
+    store_status st = STORE_ERR_NOT_FOUND;
     if (d && d->is_dir) {
-        st = ensure_listed(t, d, false, NULL, NULL, 0);
-        if (st == S3_OK) {
+        st = ensure_listed(t, d, false, NULL, NULL);
+        if (st == STORE_OK) {
             tree_dirent *e = bsearch(name, d->children, d->n_children, sizeof *d->children, dirent_cmp);
             node *c = e ? get_node(t, e->ino) : NULL;
             if (c)
                 fill_attr(c, out);
             else
-                st = S3_ERR_NOT_FOUND;
+                st = STORE_ERR_NOT_FOUND;
         }
     }
     pthread_mutex_unlock(&t->lock);
     return st;
 }
 
-s3_status tree_getattr(tree *t, uint64_t ino, tree_attr *out)
+store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out)
 {
     pthread_mutex_lock(&t->lock);
     node *n = get_node(t, ino);
     if (n)
         fill_attr(n, out);
     pthread_mutex_unlock(&t->lock);
-    return n ? S3_OK : S3_ERR_NOT_FOUND;
+    return n ? STORE_OK : STORE_ERR_NOT_FOUND;
 }
 
-s3_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out)
+store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out)
 {
     out->entries = NULL;
     out->n = 0;
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
-    s3_status st = d && d->is_dir ? ensure_listed(t, d, false, NULL, NULL, 0) : S3_ERR_NOT_FOUND;
-    if (st == S3_OK) {
+    store_status st = d && d->is_dir ? ensure_listed(t, d, false, NULL, NULL) : STORE_ERR_NOT_FOUND;
+    if (st == STORE_OK) {
         out->entries = calloc(d->n_children ? d->n_children : 1, sizeof *out->entries);
         if (!out->entries)
-            st = S3_ERR_NOMEM;
-        for (size_t i = 0; st == S3_OK && i < d->n_children; i++) {
+            st = STORE_ERR_NOMEM;
+        for (size_t i = 0; st == STORE_OK && i < d->n_children; i++) {
             out->entries[i] = d->children[i];
             out->entries[i].name = strdup(d->children[i].name);
             out->n = i + 1;
             if (!out->entries[i].name)
-                st = S3_ERR_NOMEM;
+                st = STORE_ERR_NOMEM;
         }
-        if (st != S3_OK)
+        if (st != STORE_OK)
             tree_dir_snapshot_free(out);
     }
     pthread_mutex_unlock(&t->lock);

@@ -38,14 +38,14 @@ bool hint_name_valid(const char *name, size_t len)
 
 /* Normalize a relative path: drop a leading "./", refuse anything that could
  * name something outside the mount or be ambiguous. Returns a malloc'd copy. */
-static char *normalize_path(const char *p, size_t len, char *err, size_t errlen)
+static char *normalize_path(const char *p, size_t len, sv_error *err)
 {
     if (len == 0 || len > HINT_MAX_PATH) {
-        snprintf(err, errlen, "rows: a file path must have 1 to %u bytes", HINT_MAX_PATH);
+        sv_fail(err, HINT_E_INVALID, 0, "rows: a file path must have 1 to %u bytes", HINT_MAX_PATH);
         return NULL;
     }
     if (memchr(p, '\0', len)) {
-        snprintf(err, errlen, "rows: file path contains a NUL byte");
+        sv_fail(err, HINT_E_INVALID, 0, "rows: file path contains a NUL byte");
         return NULL;
     }
     while (len >= 2 && p[0] == '.' && p[1] == '/') {
@@ -53,7 +53,7 @@ static char *normalize_path(const char *p, size_t len, char *err, size_t errlen)
         len -= 2;
     }
     if (len == 0 || p[0] == '/') {
-        snprintf(err, errlen, "rows: path '%.*s' is outside the mount (it must be relative)",
+        sv_fail(err, HINT_E_INVALID, 0, "rows: path '%.*s' is outside the mount (it must be relative)",
                  (int)(len > 200 ? 200 : len), p);
         return NULL;
     }
@@ -64,7 +64,7 @@ static char *normalize_path(const char *p, size_t len, char *err, size_t errlen)
         size_t slen = i - seg;
         const char *s = p + seg;
         if (slen == 0 || (slen == 1 && s[0] == '.') || (slen == 2 && s[0] == '.' && s[1] == '.')) {
-            snprintf(err, errlen,
+            sv_fail(err, HINT_E_INVALID, 0,
                      "rows: path '%.*s' has an empty, '.' or '..' component (paths may not leave the mount)",
                      (int)(len > 200 ? 200 : len), p);
             return NULL;
@@ -73,7 +73,7 @@ static char *normalize_path(const char *p, size_t len, char *err, size_t errlen)
     }
     char *out = strndup(p, len);
     if (!out)
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
     return out;
 }
 
@@ -90,20 +90,20 @@ static bool json_to_u64(json_t *v, uint64_t *out)
     return true;
 }
 
-static bool parse_rows(sv_hint *h, json_t *rows, char *err, size_t errlen)
+static bool parse_rows(sv_hint *h, json_t *rows, sv_error *err)
 {
     if (!json_is_object(rows)) {
-        snprintf(err, errlen, "\"rows\" must be an object mapping file paths to [[start, end], ...]");
+        sv_fail(err, HINT_E_INVALID, 0, "\"rows\" must be an object mapping file paths to [[start, end], ...]");
         return false;
     }
     size_t nfiles = json_object_size(rows);
     if (nfiles > HINT_MAX_FILES) {
-        snprintf(err, errlen, "\"rows\" names %zu files; the limit is %u", nfiles, HINT_MAX_FILES);
+        sv_fail(err, HINT_E_LIMIT, 0, "\"rows\" names %zu files; the limit is %u", nfiles, HINT_MAX_FILES);
         return false;
     }
     h->files = calloc(nfiles ? nfiles : 1, sizeof *h->files);
     if (!h->files) {
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
         return false;
     }
     size_t total = 0;
@@ -112,18 +112,18 @@ static bool parse_rows(sv_hint *h, json_t *rows, char *err, size_t errlen)
     json_object_foreach(rows, key, val)
     {
         hint_file_rows *fr = &h->files[h->n_files];
-        fr->path = normalize_path(key, strlen(key), err, errlen);
+        fr->path = normalize_path(key, strlen(key), err);
         if (!fr->path)
             return false;
         h->n_files++;
         if (!json_is_array(val)) {
-            snprintf(err, errlen, "rows[\"%s\"] must be an array of [start, end] pairs", fr->path);
+            sv_fail(err, HINT_E_INVALID, 0, "rows[\"%s\"] must be an array of [start, end] pairs", fr->path);
             return false;
         }
         size_t n = json_array_size(val);
         total += n;
         if (total > HINT_MAX_RANGES) {
-            snprintf(err, errlen, "\"rows\" holds more than %u ranges", HINT_MAX_RANGES);
+            sv_fail(err, HINT_E_LIMIT, 0, "\"rows\" holds more than %u ranges", HINT_MAX_RANGES);
             return false;
         }
         for (size_t i = 0; i < n; i++) {
@@ -131,12 +131,12 @@ static bool parse_rows(sv_hint *h, json_t *rows, char *err, size_t errlen)
             uint64_t a, b;
             if (!json_is_array(pair) || json_array_size(pair) != 2 ||
                 !json_to_u64(json_array_get(pair, 0), &a) || !json_to_u64(json_array_get(pair, 1), &b)) {
-                snprintf(err, errlen,
+                sv_fail(err, HINT_E_INVALID, 0,
                          "rows[\"%s\"][%zu] must be [start, end] with non-negative integers", fr->path, i);
                 return false;
             }
             if (b < a) {
-                snprintf(err, errlen, "rows[\"%s\"][%zu]: end %llu is before start %llu", fr->path, i,
+                sv_fail(err, HINT_E_INVALID, 0, "rows[\"%s\"][%zu]: end %llu is before start %llu", fr->path, i,
                          (unsigned long long)b, (unsigned long long)a);
                 return false;
             }
@@ -144,7 +144,7 @@ static bool parse_rows(sv_hint *h, json_t *rows, char *err, size_t errlen)
                 size_t cap = fr->ranges.cap ? fr->ranges.cap * 2 : 8;
                 row_range *r = realloc(fr->ranges.r, cap * sizeof *r);
                 if (!r) {
-                    snprintf(err, errlen, "out of memory");
+                    sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
                     return false;
                 }
                 fr->ranges.r = r;
@@ -157,7 +157,7 @@ static bool parse_rows(sv_hint *h, json_t *rows, char *err, size_t errlen)
     qsort(h->files, h->n_files, sizeof *h->files, cmp_files);
     for (size_t i = 1; i < h->n_files; i++) {
         if (strcmp(h->files[i - 1].path, h->files[i].path) == 0) {
-            snprintf(err, errlen, "rows: file '%s' appears twice (after normalizing the path)",
+            sv_fail(err, HINT_E_INVALID, 0, "rows: file '%s' appears twice (after normalizing the path)",
                      h->files[i].path);
             return false;
         }
@@ -165,31 +165,31 @@ static bool parse_rows(sv_hint *h, json_t *rows, char *err, size_t errlen)
     return true;
 }
 
-static bool parse_columns(sv_hint *h, json_t *cols, char *err, size_t errlen)
+static bool parse_columns(sv_hint *h, json_t *cols, sv_error *err)
 {
     if (!json_is_array(cols)) {
-        snprintf(err, errlen, "\"columns\" must be an array of column names");
+        sv_fail(err, HINT_E_INVALID, 0, "\"columns\" must be an array of column names");
         return false;
     }
     size_t n = json_array_size(cols);
     if (n > HINT_MAX_COLUMNS) {
-        snprintf(err, errlen, "\"columns\" lists %zu columns; the limit is %u", n, HINT_MAX_COLUMNS);
+        sv_fail(err, HINT_E_LIMIT, 0, "\"columns\" lists %zu columns; the limit is %u", n, HINT_MAX_COLUMNS);
         return false;
     }
     h->columns = calloc(n ? n : 1, sizeof *h->columns);
     if (!h->columns) {
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
         return false;
     }
     for (size_t i = 0; i < n; i++) {
         json_t *c = json_array_get(cols, i);
         if (!json_is_string(c) || json_string_length(c) == 0 || json_string_length(c) > 1024) {
-            snprintf(err, errlen, "columns[%zu] must be a non-empty string of at most 1024 bytes", i);
+            sv_fail(err, HINT_E_INVALID, 0, "columns[%zu] must be a non-empty string of at most 1024 bytes", i);
             return false;
         }
         h->columns[i] = strdup(json_string_value(c));
         if (!h->columns[i]) {
-            snprintf(err, errlen, "out of memory");
+            sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
             return false;
         }
         h->n_columns++;
@@ -197,27 +197,27 @@ static bool parse_columns(sv_hint *h, json_t *cols, char *err, size_t errlen)
     return true;
 }
 
-sv_hint *hint_parse(const char *json, size_t len, char *err, size_t errlen)
+sv_hint *hint_parse(const char *json, size_t len, sv_error *err)
 {
     if (len > HINT_MAX_BYTES) {
-        snprintf(err, errlen, "hint is %zu bytes; the limit is %u", len, HINT_MAX_BYTES);
+        sv_fail(err, HINT_E_LIMIT, 0, "hint is %zu bytes; the limit is %u", len, HINT_MAX_BYTES);
         return NULL;
     }
     json_error_t jerr;
     json_t *root = json_loadb(json, len, JSON_REJECT_DUPLICATES, &jerr);
     if (!root) {
-        snprintf(err, errlen, "malformed JSON at line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+        sv_fail(err, HINT_E_INVALID, 0, "malformed JSON at line %d column %d: %s", jerr.line, jerr.column, jerr.text);
         return NULL;
     }
     sv_hint *h = calloc(1, sizeof *h);
     if (!h) {
         json_decref(root);
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
         return NULL;
     }
     bool ok = true;
     if (!json_is_object(root)) {
-        snprintf(err, errlen, "a hint must be a JSON object with \"where\", \"rows\" and/or \"columns\"");
+        sv_fail(err, HINT_E_INVALID, 0, "a hint must be a JSON object with \"where\", \"rows\" and/or \"columns\"");
         ok = false;
     }
     const char *key;
@@ -227,7 +227,7 @@ sv_hint *hint_parse(const char *json, size_t len, char *err, size_t errlen)
         {
             if (strcmp(key, "where") && strcmp(key, "rows") && strcmp(key, "columns") &&
                 strcmp(key, "version")) {
-                snprintf(err, errlen, "unknown hint field \"%.100s\" (expected where, rows, columns)", key);
+                sv_fail(err, HINT_E_INVALID, 0, "unknown hint field \"%.100s\" (expected where, rows, columns)", key);
                 ok = false;
                 break;
             }
@@ -235,31 +235,31 @@ sv_hint *hint_parse(const char *json, size_t len, char *err, size_t errlen)
     }
     json_t *version = ok ? json_object_get(root, "version") : NULL;
     if (version && !(json_is_integer(version) && json_integer_value(version) == 1)) {
-        snprintf(err, errlen, "unsupported hint version (only 1 is known)");
+        sv_fail(err, HINT_E_INVALID, 0, "unsupported hint version (only 1 is known)");
         ok = false;
     }
     json_t *where = ok ? json_object_get(root, "where") : NULL;
     if (where && !json_is_null(where)) {
         if (!json_is_string(where)) {
-            snprintf(err, errlen, "\"where\" must be a string");
+            sv_fail(err, HINT_E_INVALID, 0, "\"where\" must be a string");
             ok = false;
         } else {
             h->where = strndup(json_string_value(where), json_string_length(where));
             pred_error perr;
             if (!h->where) {
-                snprintf(err, errlen, "out of memory");
+                sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
                 ok = false;
             } else if (pred_parse(h->where, json_string_length(where), &h->pred, &perr) != PRED_OK) {
-                snprintf(err, errlen, "where: %s", perr.msg);
+                sv_fail(err, HINT_E_INVALID, 0, "where: %s", perr.msg);
                 ok = false;
             }
         }
     }
     json_t *rows = ok ? json_object_get(root, "rows") : NULL;
-    if (rows && !parse_rows(h, rows, err, errlen))
+    if (rows && !parse_rows(h, rows, err))
         ok = false;
     json_t *cols = ok ? json_object_get(root, "columns") : NULL;
-    if (cols && !parse_columns(h, cols, err, errlen))
+    if (cols && !parse_columns(h, cols, err))
         ok = false;
     json_decref(root);
     if (!ok) {

@@ -1,0 +1,296 @@
+#include "footer_cache.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define FOOTER_MIN_FILE 12 /* "PAR1" + footer length + "PAR1" */
+
+int parquet_footer_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file_size, parquet_footer *out,
+                             uint64_t *need)
+{
+    memset(out, 0, sizeof *out);
+    *need = 0;
+    tc_error te;
+    memset(&te, 0, sizeof te);
+    tc_status st = pq_file_meta_from_tail(tail, tail_len, file_size, &out->meta, need, &te);
+    if (st == TC_E_NEED_MORE)
+        return 1;
+    if (st != TC_OK)
+        return sv_fail(&out->err, st == TC_E_NOMEM ? FOOTER_E_NOMEM : FOOTER_E_PARSE, te.offset, "%s", te.msg);
+    if (!parquet_layout_from_meta(out->meta, file_size, &out->layout)) {
+        pq_file_meta_free(out->meta);
+        out->meta = NULL;
+        return sv_fail(&out->err, FOOTER_E_NOMEM, 0, "out of memory");
+    }
+    return FOOTER_OK;
+}
+
+void parquet_footer_clear(parquet_footer *f)
+{
+    pq_file_meta_free(f->meta);
+    parquet_layout_free(&f->layout);
+    memset(f, 0, sizeof *f);
+}
+
+/* Handed out when not even an entry can be allocated; never freed. */
+static const parquet_footer no_memory = {.meta = NULL, .err = {FOOTER_E_NOMEM, 0, "out of memory"}};
+
+typedef struct footer_entry {
+    parquet_footer f;              /* first: footer_cache_put finds the entry from it */
+    uint64_t id;
+    int refs;
+    bool loading;                  /* claimed by one thread; others wait on fc->loaded */
+    bool detached;                 /* out of the index (a failed read): freed at the last put */
+    uint64_t cost;                 /* estimated bytes, counted while unreferenced */
+    struct footer_entry *hash_next;
+    struct footer_entry *lru_prev, *lru_next; /* unreferenced entries, most recent first */
+} footer_entry;
+
+struct footer_cache {
+    object_io *io;
+    uint64_t budget;
+    pthread_mutex_t lock;   /* guards everything below and every entry's fields but f */
+    pthread_cond_t loaded;
+    footer_entry **buckets;
+    size_t nbuckets, count;
+    footer_entry *lru_head, *lru_tail;
+    uint64_t idle_bytes;    /* cost of the entries on the LRU list */
+    uint64_t loads;
+};
+
+footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes)
+{
+    footer_cache *fc = calloc(1, sizeof *fc);
+    if (!fc)
+        return NULL;
+    fc->nbuckets = 256;
+    fc->buckets = calloc(fc->nbuckets, sizeof *fc->buckets);
+    if (!fc->buckets) {
+        free(fc);
+        return NULL;
+    }
+    fc->io = io;
+    fc->budget = budget_bytes;
+    pthread_mutex_init(&fc->lock, NULL);
+    pthread_cond_init(&fc->loaded, NULL);
+    return fc;
+}
+
+static void entry_free(footer_entry *e)
+{
+    parquet_footer_clear(&e->f);
+    free(e);
+}
+
+void footer_cache_destroy(footer_cache *fc)
+{
+    if (!fc)
+        return;
+    for (size_t i = 0; i < fc->nbuckets; i++)
+        for (footer_entry *e = fc->buckets[i], *nx; e; e = nx) {
+            nx = e->hash_next;
+            entry_free(e);
+        }
+    free(fc->buckets);
+    pthread_mutex_destroy(&fc->lock);
+    pthread_cond_destroy(&fc->loaded);
+    free(fc);
+}
+
+static size_t slot_of(const footer_cache *fc, uint64_t id)
+{
+    uint64_t h = id * 0x9E3779B97F4A7C15ull;
+    return (size_t)((h ^ (h >> 29)) & (fc->nbuckets - 1));
+}
+
+/* Lock held. */
+static void index_remove(footer_cache *fc, footer_entry *e)
+{
+    for (footer_entry **pp = &fc->buckets[slot_of(fc, e->id)]; *pp; pp = &(*pp)->hash_next)
+        if (*pp == e) {
+            *pp = e->hash_next;
+            fc->count--;
+            return;
+        }
+}
+
+/* Lock held. Doubling keeps chains short for tables of many files. */
+static void index_insert(footer_cache *fc, footer_entry *e)
+{
+    if (fc->count >= fc->nbuckets * 2) {
+        size_t nb = fc->nbuckets * 2;
+        footer_entry **b = calloc(nb, sizeof *b);
+        if (b) {
+            footer_entry **old = fc->buckets;
+            size_t ob = fc->nbuckets;
+            fc->buckets = b;
+            fc->nbuckets = nb;
+            for (size_t i = 0; i < ob; i++)
+                for (footer_entry *x = old[i], *nx; x; x = nx) {
+                    nx = x->hash_next;
+                    size_t s = slot_of(fc, x->id);
+                    x->hash_next = b[s];
+                    b[s] = x;
+                }
+            free(old);
+        }
+    }
+    size_t s = slot_of(fc, e->id);
+    e->hash_next = fc->buckets[s];
+    fc->buckets[s] = e;
+    fc->count++;
+}
+
+static void lru_unlink(footer_cache *fc, footer_entry *e)
+{
+    if (e->lru_prev)
+        e->lru_prev->lru_next = e->lru_next;
+    else
+        fc->lru_head = e->lru_next;
+    if (e->lru_next)
+        e->lru_next->lru_prev = e->lru_prev;
+    else
+        fc->lru_tail = e->lru_prev;
+    e->lru_prev = e->lru_next = NULL;
+    fc->idle_bytes -= e->cost;
+}
+
+/* Read and parse the footer of o into f (no lock held). */
+static void load(footer_cache *fc, const object_ref *o, parquet_footer *f)
+{
+    memset(f, 0, sizeof *f);
+    if (o->size < FOOTER_MIN_FILE) {
+        sv_fail(&f->err, FOOTER_E_PARSE, 0, "%s: too small to be Parquet", o->key);
+        return;
+    }
+    uint64_t tail = parquet_layout_tail_hint(o->size);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        uint8_t *buf = malloc((size_t)tail);
+        if (!buf) {
+            sv_fail(&f->err, FOOTER_E_NOMEM, 0, "%s: out of memory", o->key);
+            return;
+        }
+        ssize_t n = object_read(fc->io, o, o->size - tail, (size_t)tail, buf);
+        if (n != (ssize_t)tail) {
+            free(buf);
+            sv_fail(&f->err, FOOTER_E_READ, 0, "%s: cannot read the footer", o->key);
+            return;
+        }
+        uint64_t need = 0;
+        int r = parquet_footer_from_tail(buf, (size_t)tail, o->size, f, &need);
+        free(buf);
+        if (r == 1 && need > tail && need <= o->size && attempt == 0) {
+            tail = need;
+            continue;
+        }
+        if (r == 1)
+            sv_fail(&f->err, FOOTER_E_PARSE, 0, "footer of %llu bytes does not fit the file",
+                    (unsigned long long)need);
+        if (r != FOOTER_OK) {
+            sv_error_prefix(&f->err, "%s", o->key);
+            return;
+        }
+        const byte_span *pi = &f->layout.page_index;
+        if (pi->end > pi->start && pi->start < o->size - tail)
+            object_prefetch(fc->io, o, pi->start, pi->end, 0, true);
+        log_debug("%s: %zu column chunks, footer at %llu", o->key, f->layout.n_chunks,
+                  (unsigned long long)f->layout.footer.start);
+        return;
+    }
+}
+
+/* What an idle footer is taken to cost: the decoded metadata is a few times
+ * its thrift bytes. */
+static uint64_t cost_of(const parquet_footer *f)
+{
+    return (f->meta ? (uint64_t)f->meta->footer_len * 4 : 0) + f->layout.n_chunks * sizeof(byte_span) +
+           sizeof(footer_entry);
+}
+
+const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
+{
+    pthread_mutex_lock(&fc->lock);
+    footer_entry *e = fc->buckets[slot_of(fc, o->id)];
+    while (e && e->id != o->id)
+        e = e->hash_next;
+    if (e) {
+        if (e->refs++ == 0 && !e->loading)
+            lru_unlink(fc, e);
+        while (e->loading)
+            pthread_cond_wait(&fc->loaded, &fc->lock);
+        pthread_mutex_unlock(&fc->lock);
+        return &e->f;
+    }
+    e = calloc(1, sizeof *e);
+    if (!e) {
+        pthread_mutex_unlock(&fc->lock);
+        return &no_memory;
+    }
+    e->id = o->id;
+    e->refs = 1;
+    e->loading = true;
+    index_insert(fc, e);
+    fc->loads++;
+    pthread_mutex_unlock(&fc->lock);
+    load(fc, o, &e->f);
+    pthread_mutex_lock(&fc->lock);
+    e->loading = false;
+    e->cost = cost_of(&e->f);
+    if (!e->f.meta && e->f.err.code != FOOTER_E_PARSE) {
+        index_remove(fc, e); /* a failed read or allocation: the next open tries again */
+        e->detached = true;
+    }
+    pthread_cond_broadcast(&fc->loaded);
+    pthread_mutex_unlock(&fc->lock);
+    return &e->f;
+}
+
+void footer_cache_put(footer_cache *fc, const parquet_footer *f)
+{
+    if (!f || f == &no_memory)
+        return;
+    footer_entry *e = (footer_entry *)(uintptr_t)f;
+    pthread_mutex_lock(&fc->lock);
+    if (--e->refs > 0) {
+        pthread_mutex_unlock(&fc->lock);
+        return;
+    }
+    if (e->detached) {
+        pthread_mutex_unlock(&fc->lock);
+        entry_free(e);
+        return;
+    }
+    e->lru_prev = NULL;
+    e->lru_next = fc->lru_head;
+    if (fc->lru_head)
+        fc->lru_head->lru_prev = e;
+    fc->lru_head = e;
+    if (!fc->lru_tail)
+        fc->lru_tail = e;
+    fc->idle_bytes += e->cost;
+    footer_entry *evicted = NULL;
+    while (fc->idle_bytes > fc->budget && fc->lru_tail) {
+        footer_entry *x = fc->lru_tail;
+        lru_unlink(fc, x);
+        index_remove(fc, x);
+        x->hash_next = evicted;
+        evicted = x;
+    }
+    pthread_mutex_unlock(&fc->lock);
+    while (evicted) {
+        footer_entry *nx = evicted->hash_next;
+        entry_free(evicted);
+        evicted = nx;
+    }
+}
+
+uint64_t footer_cache_loads(footer_cache *fc)
+{
+    pthread_mutex_lock(&fc->lock);
+    uint64_t n = fc->loads;
+    pthread_mutex_unlock(&fc->lock);
+    return n;
+}

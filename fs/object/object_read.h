@@ -1,0 +1,109 @@
+/* Real bytes of object versions: reads through the block cache (a read pins
+ * the blocks it covers and starts one ranged GET per run of missing blocks),
+ * prefetch into the cache, and parallel fetches of byte ranges that bypass
+ * the cache (a view's planning rounds). Every byte returned is the object's
+ * own; nothing here knows about readers, prefetch policy or views.
+ *
+ * Thread-safe: the block cache has its own lock; an object_io is read-only
+ * after creation. */
+#ifndef SIEVE_OBJECT_READ_H
+#define SIEVE_OBJECT_READ_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "block_cache.h"
+#include "object_store.h"
+#include "stats.h"
+
+#define OBJECT_MAX_RUN_BLOCKS 1024 /* blocks per ranged GET; also bounded by max_request */
+
+/* One immutable version of an object (key + ETag). */
+typedef struct {
+    uint64_t id;                /* names the version in the block cache (its plain-path inode) */
+    char *key;                  /* owned */
+    char etag[S3_ETAG_MAX + 1];
+    uint64_t size;
+} object_ref;
+
+void object_ref_free(object_ref *o);
+
+typedef struct object_io object_io;
+
+/* max_request: the largest single ranged GET (clamped to
+ * OBJECT_MAX_RUN_BLOCKS blocks). */
+object_io *object_io_create(object_store *store, block_cache *cache, sv_stats *stats,
+                            uint64_t max_request);
+void object_io_destroy(object_io *io);
+uint32_t object_io_block_size(const object_io *io);
+uint64_t object_io_max_request(const object_io *io);
+
+/* Blocks pinned by a read, released with object_pins_release. */
+typedef struct {
+    cache_block **blocks;
+    size_t n;
+    bool *was_ready;   /* per block: cached before this read (for the tally) */
+    uint64_t off;      /* the read, clipped at the object's end */
+    size_t size;
+    bool streaming;    /* part of a long sequential read: blocks read past are recycled */
+} object_pins;
+
+/* What a pinned read found in the cache, for the reader's statistics. */
+typedef struct {
+    uint64_t hit_bytes;  /* ready without waiting */
+    uint64_t miss_bytes; /* waited for a fetch */
+} object_read_tally;
+
+/* A read in two steps, so that a caller can start prefetch between them:
+ * object_pin pins every block of [off, off+size) (clipped at the object's
+ * end; pins->size is what is left) and starts one GET per run of missing
+ * blocks: 0 or -errno (nothing pinned); -EINVAL when the read spans more
+ * than maxiov blocks. object_pins_wait waits for the blocks and points iov
+ * into them (pinned until object_pins_release): the byte count or -errno
+ * (released then). tally may be NULL. */
+int object_pin(object_io *io, const object_ref *o, uint64_t off, size_t size, size_t maxiov,
+               object_pins *pins);
+ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, size_t *niov,
+                         object_read_tally *tally);
+void object_pins_release(object_io *io, object_pins *pins);
+
+/* Copy exactly [off, off+size) into buf (clipped at the object's end): the
+ * byte count or -errno. */
+ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t size, uint8_t *buf);
+
+/* Start fetching [start, end) into the cache, in GETs of at most run_bytes
+ * (0: max_request). Blocks already cached or loading are skipped; it gives up
+ * quietly when the cache has no room and never waits. demand: ahead of
+ * prefetch in the store's queues. */
+void object_prefetch(object_io *io, const object_ref *o, uint64_t start, uint64_t end,
+                     uint64_t run_bytes, bool demand);
+/* The same in parallel parts (a quarter of the span each, 1 MiB to
+ * max_request), as a column chunk is fetched. */
+void object_prefetch_parts(object_io *io, const object_ref *o, uint64_t start, uint64_t end);
+
+/* Neighbouring byte ranges joined into one prefetch: ranges are added in
+ * increasing order, and one past a gap starts the next prefetch. */
+typedef struct {
+    uint64_t start, end; /* the range gathered so far; empty when equal */
+    bool parts;          /* started in parallel parts (object_prefetch_parts) */
+} prefetch_run;
+
+void prefetch_run_add(object_io *io, const object_ref *o, prefetch_run *r, uint64_t start, uint64_t end);
+/* Start what was gathered (demand priority) and empty the run. */
+void prefetch_run_flush(object_io *io, const object_ref *o, prefetch_run *r);
+
+/* A byte range fetched outside the cache into buf (allocated by the caller). */
+typedef struct {
+    uint64_t off, len;
+    uint8_t *buf;
+} object_range;
+
+/* Fetch every range at once (demand priority) and wait for all: 0, or -EIO
+ * when any failed (each failure is logged). Bypasses the block cache.
+ * *started (may be NULL): how many requests went out. */
+int object_fetch_ranges(object_io *io, const object_ref *o, const object_range *ranges, size_t n,
+                        size_t *started);
+
+#endif

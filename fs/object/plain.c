@@ -1,0 +1,221 @@
+#include "plain.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_config *cfg)
+{
+    plain_fs *p = calloc(1, sizeof *p);
+    if (!p)
+        return NULL;
+    p->cfg = *cfg;
+    if (p->cfg.prefetch.max_window > p->cfg.cache_bytes / 4)
+        p->cfg.prefetch.max_window = p->cfg.cache_bytes / 4;
+    p->stats = stats;
+    p->start_time = (int64_t)time(NULL);
+    p->tree = tree_create(store, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
+    p->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
+    p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request) : NULL;
+    p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8) : NULL;
+    if (!p->tree || !p->cache || !p->io || !p->footers) {
+        plain_fs_destroy(p);
+        return NULL;
+    }
+    return p;
+}
+
+void plain_fs_destroy(plain_fs *p)
+{
+    if (!p)
+        return;
+    footer_cache_destroy(p->footers);
+    object_io_destroy(p->io);
+    tree_destroy(p->tree);
+    block_cache_destroy(p->cache);
+    free(p);
+}
+
+store_status plain_check(plain_fs *p, sv_error *err)
+{
+    /* Fail fast at mount time: two attempts, not the full retry budget. */
+    store_request_opts opts = {.max_attempts = 2, .high_priority = true};
+    return tree_refresh_dir(p->tree, TREE_ROOT_INO, &opts, err);
+}
+
+bool plain_is_parquet_name(const char *key)
+{
+    size_t klen = strlen(key);
+    return klen > 8 && strcmp(key + klen - 8, ".parquet") == 0;
+}
+
+/* ---- namespace ---------------------------------------------------------------- */
+
+void plain_attr(const plain_fs *p, const tree_attr *ta, sv_attr *out)
+{
+    memset(out, 0, sizeof *out);
+    out->ino = ta->ino;
+    out->size = ta->size;
+    out->mtime = ta->mtime ? ta->mtime : p->start_time;
+    if (ta->is_dir) {
+        out->mode = S_IFDIR | 0555;
+        out->nlink = 2;
+        out->timeout = p->cfg.dir_attr_timeout_s;
+    } else {
+        out->mode = S_IFREG | 0444;
+        out->nlink = 1;
+        out->timeout = ta->in_delta_log ? p->cfg.delta_log_attr_timeout_s : p->cfg.file_attr_timeout_s;
+    }
+}
+
+int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out)
+{
+    tree_attr ta;
+    store_status st = tree_lookup(p->tree, parent, name, &ta);
+    if (st != STORE_OK)
+        return -store_status_errno(st);
+    plain_attr(p, &ta, out);
+    return 0;
+}
+
+int plain_getattr(plain_fs *p, uint64_t ino, sv_attr *out)
+{
+    tree_attr ta;
+    store_status st = tree_getattr(p->tree, ino, &ta);
+    if (st != STORE_OK)
+        return -store_status_errno(st);
+    plain_attr(p, &ta, out);
+    return 0;
+}
+
+int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out)
+{
+    memset(out, 0, sizeof *out);
+    tree_attr ta;
+    store_status st = tree_getattr(p->tree, ino, &ta);
+    if (st == STORE_OK && !ta.is_dir)
+        return -ENOTDIR;
+    if (st == STORE_OK)
+        st = tree_readdir(p->tree, ino, out);
+    return -store_status_errno(st);
+}
+
+int plain_bind_object(plain_fs *p, uint64_t ino, object_ref *out)
+{
+    memset(out, 0, sizeof *out);
+    tree_attr ta;
+    store_status st = tree_getattr(p->tree, ino, &ta);
+    if (st != STORE_OK)
+        return -store_status_errno(st);
+    if (ta.is_dir)
+        return -EISDIR;
+    out->key = tree_key(p->tree, ino);
+    if (!out->key)
+        return -ENOMEM;
+    out->id = ino;
+    snprintf(out->etag, sizeof out->etag, "%s", ta.etag);
+    out->size = ta.size;
+    return 0;
+}
+
+static ssize_t xattr_value(const char *value, char *buf, size_t size)
+{
+    size_t n = strlen(value);
+    if (size == 0)
+        return (ssize_t)n;
+    if (size < n)
+        return -ERANGE;
+    memcpy(buf, value, n);
+    return (ssize_t)n;
+}
+
+ssize_t plain_getxattr(plain_fs *p, uint64_t ino, const char *name, char *buf, size_t size)
+{
+    tree_attr ta;
+    if (tree_getattr(p->tree, ino, &ta) != STORE_OK)
+        return -ENOENT;
+    if (strcmp(name, SV_XATTR_KEY) == 0) {
+        char *key = tree_key(p->tree, ino);
+        if (!key)
+            return -ENOMEM;
+        ssize_t r = xattr_value(key, buf, size);
+        free(key);
+        return r;
+    }
+    if (strcmp(name, SV_XATTR_ETAG) == 0 && !ta.is_dir)
+        return xattr_value(ta.etag, buf, size);
+    return -ENODATA;
+}
+
+ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
+{
+    static const char file_names[] = SV_XATTR_KEY "\0" SV_XATTR_ETAG "\0";
+    static const char dir_names[] = SV_XATTR_KEY "\0";
+    tree_attr ta;
+    if (tree_getattr(p->tree, ino, &ta) != STORE_OK)
+        return -ENOENT;
+    const char *names = ta.is_dir ? dir_names : file_names;
+    size_t n = ta.is_dir ? sizeof dir_names - 1 : sizeof file_names - 1;
+    if (size == 0)
+        return (ssize_t)n;
+    if (size < n)
+        return -ERANGE;
+    memcpy(buf, names, n);
+    return (ssize_t)n;
+}
+
+/* ---- open files ---------------------------------------------------------------- */
+
+int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f)
+{
+    memset(f, 0, sizeof *f);
+    int r = plain_bind_object(p, ino, &f->obj);
+    if (r < 0)
+        return r;
+    if (plain_is_parquet_name(f->obj.key)) {
+        f->footer = footer_cache_get(p->footers, &f->obj);
+        if (!f->footer->meta)
+            log_info("%s: not using Parquet layout: %s", f->obj.key, f->footer->err.msg);
+    } else if (fetch_tail && f->obj.size > 0 && p->cfg.tail_bytes > 0) {
+        /* Other files: the tail, in the background, in case it is a footer. */
+        uint64_t tail = p->cfg.tail_bytes < f->obj.size ? p->cfg.tail_bytes : f->obj.size;
+        object_prefetch(p->io, &f->obj, f->obj.size - tail, f->obj.size, 0, true);
+    }
+    if (!read_pattern_init(&f->pattern, plain_file_layout(f))) {
+        plain_file_close(p, f);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void plain_file_close(plain_fs *p, plain_file *f)
+{
+    read_pattern_destroy(&f->pattern);
+    footer_cache_put(p->footers, f->footer);
+    f->footer = NULL;
+    object_ref_free(&f->obj);
+}
+
+const parquet_layout *plain_file_layout(const plain_file *f)
+{
+    return f->footer && f->footer->meta ? &f->footer->layout : NULL;
+}
+
+ssize_t plain_file_read(plain_fs *p, plain_file *f, uint64_t off, size_t size, struct iovec *iov, size_t maxiov,
+                        size_t *niov, object_pins *pins, object_read_tally *tally)
+{
+    *niov = 0;
+    int r = object_pin(p->io, &f->obj, off, size, maxiov, pins);
+    if (r < 0)
+        return r;
+    if (pins->size == 0)
+        return 0;
+    /* Prefetch starts before the wait for the read's own blocks. */
+    pins->streaming = prefetch_after_read(p->io, &p->cfg.prefetch, &f->obj, plain_file_layout(f), &f->pattern,
+                                          pins->off, pins->size);
+    return object_pins_wait(p->io, pins, iov, niov, tally);
+}

@@ -1,0 +1,92 @@
+/* One HTTP exchange with S3: the request record the transfer thread drives,
+ * how an attempt is set up on a curl easy handle (Range, If-Match, SigV4,
+ * TLS), the curl callbacks that scatter a body into the caller's buffers, and
+ * how a finished attempt is judged (HTTP status, S3 error document, Content-
+ * Range, ETag, length). Private to fs/s3; s3_client.c schedules requests. */
+#ifndef SIEVE_S3_REQUEST_H
+#define SIEVE_S3_REQUEST_H
+#include <curl/curl.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "object_store.h"
+#include "retry_policy.h"
+
+#define S3_REQUEST_MAX_IOV 1024
+
+/* How every request reaches the server; fixed when the client is created. */
+typedef struct {
+    char *base_url; /* scheme://host[:port][/bucket] without trailing slash */
+    char *sigv4;    /* "aws:amz:REGION:s3", NULL when anonymous */
+    char *user, *pass;
+    char *token_header;
+    char *ca_bundle;
+    bool https;
+    unsigned connect_timeout_ms;
+    unsigned low_speed_time_s;
+} s3_endpoint;
+
+typedef enum { REQ_GET, REQ_HEAD, REQ_LIST } req_kind;
+
+typedef struct s3_request {
+    req_kind kind;
+    char *url;
+    char *key; /* for messages */
+    char etag[S3_ETAG_MAX + 1];
+    bool have_etag;
+    uint64_t offset, length;
+    struct iovec iov[S3_REQUEST_MAX_IOV];
+    size_t iovcnt;
+    uint64_t received;
+    bool high_priority;
+    uint32_t max_attempts;
+
+    /* Body of a HEAD/LIST response or of an error response. */
+    char *body;
+    size_t body_len, body_cap, body_limit;
+    bool body_overflow;
+
+    /* Per attempt. */
+    CURL *easy;
+    struct curl_slist *headers;
+    uint32_t attempt;
+    bool fresh_connection;
+    bool got_headers;
+    bool aborted_bad;  /* our write callback refused the body */
+    char abort_reason[160];
+    int64_t started_ns;
+    int64_t due_ns;
+    long status;
+    char resp_etag[S3_ETAG_MAX + 1];
+    char content_range[128];
+    bool have_content_range;
+    char last_modified[64];
+    uint64_t content_length;
+    bool have_content_length;
+
+    /* Completion. */
+    store_status result;
+    char errmsg[256];
+    store_get_done_fn done;
+    void *ud;
+    struct s3_request *next, *prev;
+} s3_request;
+
+s3_request *s3_request_new(req_kind kind, const char *key);
+void s3_request_free(s3_request *r);
+/* URL of an object key under the endpoint (malloc'd), or NULL. */
+char *s3_object_url(const s3_endpoint *ep, const char *key);
+/* Reset r for its next attempt and set up its easy handle; false when out of memory. */
+bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r);
+
+/* Judging an attempt. */
+attempt_outcome s3_outcome_from_curl(CURLcode rc);
+store_status s3_status_from_outcome(attempt_outcome o);
+/* An HTTP error status (and the S3 error document) as a status and message. */
+store_status s3_status_from_http(s3_request *r, char *msg, size_t msglen);
+/* Check a 2xx GET response against what was asked: false (with *st and msg)
+ * when the bytes cannot be trusted. */
+bool s3_validate_get(s3_request *r, store_status *st, char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,438 @@
+#include "chunk_plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "parquet_meta.h"
+
+/* TODO(profiler merge): these derive from the link. Gaps are merged below
+ * the larger of PLAN_GAP_MERGE and the request cost. */
+#define PLAN_GAP_MERGE (2u << 10)
+#define PLAN_MIN_SAVING 0.25
+#define PLAN_FETCH_MERGE (2u << 10) /* merge fetches of neighbouring pages */
+#define PLAN_MAX_FETCH (8u << 20)
+
+typedef struct {
+    vchunk *ch;
+    uint32_t page;
+    pp_bytes *known;
+    pp_range *rows;
+    uint32_t n_rows;
+    pp_result res;
+    bool done;
+} page_job;
+
+typedef object_range fetch_span; /* a file range and the buffer it is fetched into */
+
+static int cmp_span(const void *a, const void *b)
+{
+    const fetch_span *x = a, *y = b;
+    return x->off < y->off ? -1 : x->off > y->off ? 1 : 0;
+}
+
+static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
+{
+    vpage *vp = &j->ch->pages[j->page];
+    if (j->res.outcome == PP_SPARSE) {
+        vp->kind = VP_SPARSE;
+        vp->pieces = j->res.pieces;
+        vp->n_pieces = j->res.n_pieces;
+        j->res.pieces = NULL;
+        j->res.n_pieces = 0;
+        if (j->res.synthesized)
+            vt->pages_synth++;
+        else
+            vt->pages_partial++;
+    } else {
+        vp->kind = VP_REAL;
+        vt->pages_real++;
+        vt->bytes_fetched += j->ch->pm.pages[j->page].total_size;
+        /* A page whose bytes contradict the file's own metadata is worth
+         * telling the operator about; ordinary declines are debug noise. */
+        if (j->res.outcome == PP_REAL && (strncmp(j->res.reason, "layout", 6) == 0 ||
+                                          strncmp(j->res.reason, "verify", 6) == 0))
+            log_info("%s: page at %llu served real: %s", vf->relpath,
+                     (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
+        else if (j->res.outcome == PP_REAL)
+            log_debug("%s: page at %llu served real (%s)", vf->relpath,
+                      (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
+    }
+    pp_result_free(&j->res);
+}
+
+/* Serve every unfinished page real (a fetch or an allocation failed). */
+static void give_up_pending(const view_file *vf, view_counters *vt, page_job *jobs, size_t njobs)
+{
+    for (size_t i = 0; i < njobs; i++)
+        if (!jobs[i].done) {
+            pp_result_free(&jobs[i].res);
+            jobs[i].res.outcome = PP_REAL;
+            jobs[i].done = true;
+            finish_page(vf, vt, &jobs[i]);
+        }
+}
+
+/* Real bytes to fetch while the rest is planned: sorted, exact neighbours
+ * joined, each started in parallel parts. */
+static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans, size_t n)
+{
+    if (n == 0)
+        return; /* spans may be NULL, which qsort must not get */
+    qsort(spans, n, sizeof *spans, cmp_span);
+    prefetch_run run = {0, 0, true};
+    for (size_t i = 0; i < n; i++)
+        prefetch_run_add(io, o, &run, spans[i].off, spans[i].off + spans[i].len);
+    prefetch_run_flush(io, o, &run);
+}
+
+/* Plan the given chunks (claimed by this thread: state CH_PLANNING). early:
+ * the reader is expected to read them (columns the hint names), so pages
+ * found real before any round are fetched during the rounds, not after. */
+static void plan_chunks(const view_env *env, const plain_file *pf, const view_file *vf, vchunk *const *chs,
+                        size_t n, bool early, view_counters *vt)
+{
+    object_io *io = env->plain->io;
+    const object_ref *o = &pf->obj;
+    const pq_file_meta *m = vf->meta;
+    page_job *jobs = NULL;
+    size_t njobs = 0, capjobs = 0;
+    fetch_span *reals = NULL;
+    size_t nreals = 0, capreals = 0;
+    uint64_t plan_bytes = 0, plan_requests = 0;
+    const uint32_t rc = env->request_cost;
+    const uint32_t gap_merge = rc > PLAN_GAP_MERGE ? rc : PLAN_GAP_MERGE;
+    const uint64_t fetch_merge = rc > PLAN_FETCH_MERGE ? rc : PLAN_FETCH_MERGE;
+    for (size_t k = 0; k < n; k++) {
+        vchunk *ch = chs[k];
+        const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
+        const pq_leaf *lf = &m->leaves[ch->col];
+        /* Why the chunk is served real, and how loud to say so: a chunk whose
+         * offset index contradicts the file is worth telling the operator
+         * about; ordinary declines are debug noise. */
+        const char *why = NULL;
+        sv_log_level level = SV_LOG_DEBUG;
+        if (ch->real)
+            why = "filter column";
+        else if (lf->max_rep > 0 || lf->max_def > 1)
+            why = "nested column";
+        else if (!cc->has_offset_index || cc->offset_index_length <= 0 ||
+                 cc->offset_index_length > (16 << 20) || cc->offset_index_offset < 0 ||
+                 (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length > o->size)
+            why = "no offset index";
+        if (!why) {
+            uint8_t *oib = malloc((size_t)cc->offset_index_length);
+            pq_offset_index oi;
+            tc_error terr;
+            memset(&terr, 0, sizeof terr);
+            level = SV_LOG_INFO;
+            if (!oib || object_read(io, o, (uint64_t)cc->offset_index_offset, (size_t)cc->offset_index_length,
+                                    oib) != cc->offset_index_length) {
+                why = "offset index unreadable";
+            } else if (pq_offset_index_parse(oib, (size_t)cc->offset_index_length, &oi, &terr) != TC_OK) {
+                why = "offset index malformed";
+            } else {
+                pq_column_ctx ctx = pq_column_ctx_of(m, ch->rg, ch->col);
+                if (pq_page_map_from_offset_index(&ctx, &oi, &ch->pm, &terr) != TC_OK)
+                    why = "offset index disagrees with the chunk";
+                pq_offset_index_free(&oi);
+            }
+            free(oib);
+        }
+        if (!why) {
+            ch->pages = calloc(ch->pm.n_pages ? ch->pm.n_pages : 1, sizeof *ch->pages);
+            if (!ch->pages) {
+                why = "out of memory";
+                level = SV_LOG_DEBUG;
+            }
+        }
+        if (why) {
+            if (!ch->real)
+                SV_LOG(level, "%s: chunk rg %u column %s served real: %s", vf->relpath, ch->rg, lf->path, why);
+            pq_page_map_free(&ch->pm);
+            ch->real = true;
+            vt->bytes_fetched += ch->end - ch->start;
+            continue;
+        }
+        const row_ranges *sel = &vf->sel[ch->rg];
+        for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
+            const pq_page *pg = &ch->pm.pages[p];
+            ch->pages[p].kind = VP_REAL;
+            if (!pg->is_data || pg->first_row < 0 || pg->num_rows <= 0) {
+                vt->pages_real++;
+                vt->bytes_fetched += pg->total_size;
+                continue;
+            }
+            uint64_t a = (uint64_t)pg->first_row, e = a + (uint64_t)pg->num_rows;
+            uint64_t cnt = row_ranges_count_in(sel, a, e);
+            if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, PLAN_MIN_SAVING)) {
+                vt->pages_real++; /* every row selected, or too small to pay for its requests */
+                vt->bytes_fetched += pg->total_size;
+                if (early && sel->n > 0) {
+                    if (nreals == capreals) {
+                        size_t nc = capreals ? capreals * 2 : 64;
+                        fetch_span *nr = realloc(reals, nc * sizeof *nr);
+                        if (nr) {
+                            reals = nr;
+                            capreals = nc;
+                        }
+                    }
+                    if (nreals < capreals) /* else fetched when read, as usual */
+                        reals[nreals++] = (fetch_span){pg->offset, pg->total_size, NULL};
+                }
+                continue;
+            }
+            if (njobs == capjobs) {
+                size_t nc = capjobs ? capjobs * 2 : 64;
+                page_job *nj = realloc(jobs, nc * sizeof *nj);
+                if (!nj) {
+                    vt->pages_real++;
+                    vt->bytes_fetched += pg->total_size;
+                    continue;
+                }
+                jobs = nj;
+                capjobs = nc;
+            }
+            page_job *j = &jobs[njobs];
+            memset(j, 0, sizeof *j);
+            j->ch = ch;
+            j->page = p;
+            j->known = pp_bytes_new(pg->total_size);
+            row_ranges pr = {0};
+            bool ok = j->known && row_ranges_slice(sel, a, e, &pr);
+            if (ok && pr.n) {
+                j->rows = malloc(pr.n * sizeof *j->rows);
+                ok = j->rows != NULL;
+                for (size_t r = 0; ok && r < pr.n; r++)
+                    j->rows[r] = (pp_range){(uint32_t)pr.r[r].start, (uint32_t)(pr.r[r].end - pr.r[r].start)};
+                j->n_rows = (uint32_t)pr.n;
+            }
+            row_ranges_free(&pr);
+            if (!ok) {
+                pp_bytes_free(j->known);
+                free(j->rows);
+                vt->pages_real++;
+                vt->bytes_fetched += pg->total_size;
+                continue;
+            }
+            njobs++;
+        }
+    }
+    prefetch_spans(io, o, reals, nreals);
+    free(reals);
+    /* Rounds: ask every unfinished page what it needs, fetch it all at once. */
+    for (int round = 0; round <= PP_MAX_ROUNDS + 1; round++) {
+        fetch_span *spans = NULL;
+        size_t nspans = 0, capspans = 0;
+        bool oom = false;
+        for (size_t i = 0; i < njobs; i++) {
+            page_job *j = &jobs[i];
+            if (j->done)
+                continue;
+            const pq_leaf *lf = &m->leaves[j->ch->col];
+            pp_input in = {
+                .pm = &j->ch->pm,
+                .page = j->page,
+                .col = {lf->type, lf->type_length, lf->max_def, lf->max_rep,
+                        m->row_groups[j->ch->rg].columns[j->ch->col].codec},
+                .rows = j->rows,
+                .n_rows = j->n_rows,
+                .gap_merge = gap_merge,
+                .min_saving = PLAN_MIN_SAVING,
+                .request_cost = env->request_cost,
+            };
+            pp_result_free(&j->res);
+            pp_plan(&in, j->known, &j->res);
+            if (j->res.outcome != PP_NEED || round > PP_MAX_ROUNDS) {
+                if (j->res.outcome == PP_NEED) {
+                    pp_result_free(&j->res);
+                    j->res.outcome = PP_REAL;
+                }
+                j->done = true;
+                finish_page(vf, vt, j);
+                continue;
+            }
+            uint64_t base = j->ch->pm.pages[j->page].offset;
+            for (uint32_t r = 0; r < j->res.n_need; r++) {
+                if (nspans == capspans) {
+                    size_t nc = capspans ? capspans * 2 : 256;
+                    fetch_span *ns = realloc(spans, nc * sizeof *ns);
+                    if (!ns) {
+                        oom = true;
+                        break;
+                    }
+                    spans = ns;
+                    capspans = nc;
+                }
+                spans[nspans++] = (fetch_span){base + j->res.need[r].off, j->res.need[r].len, NULL};
+            }
+        }
+        if (nspans == 0 || oom) {
+            free(spans);
+            if (oom)
+                give_up_pending(vf, vt, jobs, njobs);
+            break;
+        }
+        /* Coalesce neighbouring ranges (across pages) into requests. */
+        qsort(spans, nspans, sizeof *spans, cmp_span);
+        size_t w = 0;
+        for (size_t i = 0; i < nspans; i++) {
+            if (w && spans[i].off <= spans[w - 1].off + spans[w - 1].len + fetch_merge &&
+                spans[i].off + spans[i].len - spans[w - 1].off <= PLAN_MAX_FETCH) {
+                uint64_t end = spans[i].off + spans[i].len;
+                if (end > spans[w - 1].off + spans[w - 1].len)
+                    spans[w - 1].len = end - spans[w - 1].off;
+            } else {
+                spans[w++] = spans[i];
+            }
+        }
+        nspans = w;
+        if (SV_LOG_DEBUG <= sv_log_threshold) {
+            uint64_t round_bytes = 0;
+            for (size_t i = 0; i < nspans; i++)
+                round_bytes += spans[i].len;
+            log_debug("%s: planning round %d: %zu requests, %llu bytes", vf->relpath, round, nspans,
+                      (unsigned long long)round_bytes);
+        }
+        bool failed = false;
+        for (size_t i = 0; i < nspans && !failed; i++) {
+            spans[i].buf = malloc((size_t)spans[i].len);
+            failed = !spans[i].buf;
+        }
+        size_t started = 0;
+        if (!failed)
+            failed = object_fetch_ranges(io, o, spans, nspans, &started) != 0;
+        for (size_t i = 0; i < started; i++) {
+            plan_bytes += spans[i].len;
+            plan_requests++;
+        }
+        /* Hand each page the fetched bytes that fall inside it. */
+        for (size_t i = 0; i < njobs && !failed; i++) {
+            page_job *j = &jobs[i];
+            if (j->done)
+                continue;
+            const pq_page *pg = &j->ch->pm.pages[j->page];
+            for (uint32_t r = 0; r < j->res.n_need; r++) {
+                uint64_t off = pg->offset + j->res.need[r].off, end = off + j->res.need[r].len;
+                /* The span holding it (spans are sorted and disjoint). */
+                size_t lo = 0, hi = nspans;
+                while (lo < hi) {
+                    size_t mid = lo + (hi - lo) / 2;
+                    if (spans[mid].off + spans[mid].len <= off)
+                        lo = mid + 1;
+                    else
+                        hi = mid;
+                }
+                if (lo < nspans && spans[lo].off <= off && end <= spans[lo].off + spans[lo].len &&
+                    spans[lo].buf)
+                    pp_bytes_put(j->known, j->res.need[r].off, spans[lo].buf + (off - spans[lo].off),
+                                 j->res.need[r].len);
+            }
+        }
+        for (size_t i = 0; i < nspans; i++)
+            free(spans[i].buf);
+        free(spans);
+        if (failed) {
+            give_up_pending(vf, vt, jobs, njobs);
+            break;
+        }
+    }
+    for (size_t i = 0; i < njobs; i++) {
+        if (!jobs[i].done) {
+            pp_result_free(&jobs[i].res);
+            jobs[i].res.outcome = PP_REAL;
+            finish_page(vf, vt, &jobs[i]);
+        }
+        pp_bytes_free(jobs[i].known);
+        free(jobs[i].rows);
+    }
+    free(jobs);
+    vt->bytes_fetched += plan_bytes;
+    vt->requests += plan_requests;
+}
+
+/* Make sure chunk ci is planned (and, with a hint naming columns, all chunks
+ * of those columns on the first touch). Called with vf->lock held; may
+ * release it while planning. */
+void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci)
+{
+    for (;;) {
+        vchunk *ch = &vf->chunks[ci];
+        if (ch->state == CH_PLANNED)
+            return;
+        if (ch->state == CH_PLANNING) {
+            pthread_cond_wait(&vf->cond, &vf->lock);
+            continue;
+        }
+        vchunk **chs = malloc(vf->n_chunks * sizeof *chs);
+        if (!chs) {
+            ch->real = true;
+            ch->all_real = true;
+            ch->state = CH_PLANNED;
+            return;
+        }
+        size_t n = 0;
+        chs[n++] = ch;
+        ch->state = CH_PLANNING;
+        bool named = v->hint->n_columns > 0 && vf->want_col[ch->col];
+        if (named && !vf->columns_planned) {
+            vf->columns_planned = true;
+            for (size_t i = 0; i < vf->n_chunks; i++) {
+                vchunk *o = &vf->chunks[i];
+                /* Row groups with no selected row are left until a reader
+                 * touches them: readers usually skip them by statistics. */
+                if (i != ci && o->state == CH_UNPLANNED && vf->want_col[o->col] && !o->real &&
+                    vf->sel[o->rg].n > 0) {
+                    o->state = CH_PLANNING;
+                    chs[n++] = o;
+                }
+            }
+        }
+        uint64_t ordinary = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (!chs[i]->counted) {
+                chs[i]->counted = true;
+                ordinary += chs[i]->end - chs[i]->start;
+            }
+        }
+        pthread_mutex_unlock(&vf->lock);
+        view_counters t = {0};
+        plan_chunks(env, pf, vf, chs, n, named, &t);
+        pthread_mutex_lock(&vf->lock);
+        t.ordinary_bytes = ordinary;
+        view_counters_add(&vf->counts, &t);
+        for (size_t i = 0; i < n; i++) {
+            vchunk *c = chs[i];
+            bool sparse = false;
+            for (uint32_t p = 0; !c->real && c->pages && p < c->pm.n_pages && !sparse; p++)
+                sparse = c->pages[p].kind == VP_SPARSE;
+            c->all_real = !sparse;
+            c->state = CH_PLANNED;
+        }
+        pthread_cond_broadcast(&vf->cond);
+        pthread_mutex_unlock(&vf->lock);
+        /* Start fetching the real bytes these chunks will need, all at once
+         * (into the block cache, only while it has room). */
+        for (size_t i = 0; i < n; i++) {
+            const vchunk *c = chs[i];
+            /* Chunks planned ahead in a row group with no selected row may
+             * never be read (readers skip such groups by statistics). */
+            if (i > 0 && vf->sel[c->rg].n == 0)
+                continue;
+            /* Chunks with nothing sparse are read like on the plain path:
+             * fetched when the reader really starts them, not when kernel
+             * readahead merely brushes them. */
+            if (c->all_real)
+                continue;
+            for (uint32_t p = 0; p < c->pm.n_pages; p++)
+                if (c->pages[p].kind == VP_REAL)
+                    object_prefetch(env->plain->io, &pf->obj, c->pm.pages[p].offset,
+                                    c->pm.pages[p].offset + c->pm.pages[p].total_size, 0, true);
+        }
+        pthread_mutex_lock(&vf->lock);
+        free(chs);
+        return;
+    }
+}
+

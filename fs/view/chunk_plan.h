@@ -1,0 +1,19 @@
+/* Planning a view's column chunks page by page. A chunk is planned when a
+ * read first touches it; with a hint naming its columns, every chunk of
+ * those columns in row groups with selected rows is planned on the first
+ * touch, together. Each page goes to the page planner (page_plan.h), which
+ * answers real, sparse (an image of the page), or what bytes it needs next;
+ * the needs of all pages are merged and fetched at once, round after round,
+ * outside the block cache. Whether a partial read pays is the cost model's
+ * call (profiler/). Then the real pages the reader will want are prefetched. */
+#ifndef SIEVE_CHUNK_PLAN_H
+#define SIEVE_CHUNK_PLAN_H
+#include <stddef.h>
+
+#include "view_file.h"
+
+/* Make sure chunk ci of vf is planned. Called with vf->lock held; releases it
+ * while planning (the chunks being planned are claimed: CH_PLANNING). */
+void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci);
+
+#endif

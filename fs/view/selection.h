@@ -1,0 +1,24 @@
+/* Which rows of a row group the hint's predicate selects: its filter column
+ * chunks are fetched real (through the block cache, where the reader finds
+ * them again), decoded page by page, and the bound predicate evaluated over
+ * them. Row-group statistics that prove no row matches skip the fetch. */
+#ifndef SIEVE_SELECTION_H
+#define SIEVE_SELECTION_H
+#include <stdint.h>
+
+#include "object_read.h"
+#include "parquet_meta.h"
+#include "predicate.h"
+#include "row_ranges.h"
+#include "sv_error.h"
+
+#define SELECTION_MAX_FILTER_CHUNK (256ull << 20) /* larger filter chunks: the file is served real */
+#define SELECTION_MAX_FILTER_BYTES (256ull << 20) /* decoded BYTES values of one filter column */
+#define SELECTION_MAX_ROWS_PER_GROUP (8u << 20)   /* the filter columns of a row group are held decoded */
+
+/* Append the selected rows of row group g (relative to the group) to *sel:
+ * 0, or -1 with err saying why (the file is then served real). */
+int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,
+                           uint32_t g, row_ranges *sel, sv_error *err);
+
+#endif

@@ -1,0 +1,294 @@
+#include "view_file.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "log.h"
+#include "predicate.h"
+#include "selection.h"
+
+view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers)
+{
+    pthread_mutex_lock(&v->lock);
+    view_file *vf = v->files;
+    while (vf && vf->base_ino != base_ino)
+        vf = vf->next;
+    if (vf) {
+        vf->refs++;
+        pthread_mutex_unlock(&v->lock);
+        return vf;
+    }
+    vf = calloc(1, sizeof *vf);
+    if (vf && !(vf->relpath = strdup(relpath))) {
+        free(vf);
+        vf = NULL;
+    }
+    if (vf) {
+        vf->base_ino = base_ino;
+        vf->footers = footers;
+        vf->refs = 2; /* the view's list and the caller */
+        pthread_mutex_init(&vf->lock, NULL);
+        pthread_cond_init(&vf->cond, NULL);
+        vf->next = v->files;
+        v->files = vf;
+    }
+    pthread_mutex_unlock(&v->lock);
+    return vf;
+}
+
+void view_file_put(sv_view *v, view_file *vf)
+{
+    /* Plans stay with the view (the list's reference) until the view goes. */
+    pthread_mutex_lock(&v->lock);
+    vf->refs--;
+    pthread_mutex_unlock(&v->lock);
+}
+
+static void vchunk_free(vchunk *c)
+{
+    if (c->pages) {
+        for (uint32_t i = 0; i < c->pm.n_pages; i++) {
+            for (uint32_t k = 0; k < c->pages[i].n_pieces; k++)
+                free(c->pages[i].pieces[k].data);
+            free(c->pages[i].pieces);
+        }
+        free(c->pages);
+    }
+    pq_page_map_free(&c->pm);
+}
+
+void view_file_free(view_file *vf)
+{
+    for (size_t i = 0; i < vf->n_chunks; i++)
+        vchunk_free(&vf->chunks[i]);
+    free(vf->chunks);
+    free(vf->by_start);
+    if (vf->sel && vf->meta)
+        for (uint32_t g = 0; g < vf->meta->n_row_groups; g++)
+            row_ranges_free(&vf->sel[g]);
+    free(vf->sel);
+    free(vf->filter_col);
+    free(vf->want_col);
+    footer_cache_put(vf->footers, vf->footer);
+    free(vf->relpath);
+    pthread_mutex_destroy(&vf->lock);
+    pthread_cond_destroy(&vf->cond);
+    free(vf);
+}
+
+static void vf_real(view_file *vf, const char *what, const char *detail)
+{
+    snprintf(vf->why_real, sizeof vf->why_real, "%s%s", what, detail);
+}
+
+static int cmp_chunk_start(const void *a, const void *b, void *ud)
+{
+    const vchunk *c = ud;
+    uint64_t x = c[*(const size_t *)a].start, y = c[*(const size_t *)b].start;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The selection of every row group: the predicate's rows (evaluated on the
+ * filter columns) intersected with the hint's rows for this file. */
+static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
+                       const pred_bound *b, sv_error *err)
+{
+    const pq_file_meta *m = vf->meta;
+    const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
+    uint64_t first = 0;
+    for (uint32_t g = 0; g < m->n_row_groups; g++) {
+        int64_t n = m->row_groups[g].num_rows;
+        if (n < 0)
+            return sv_fail(err, 1, 0, "row group %u: negative row count", g);
+        row_ranges from_where = {0};
+        bool ok = true;
+        if (b) {
+            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err) != 0)
+                return -1;
+        } else {
+            ok = row_ranges_append(&from_where, 0, (uint64_t)n);
+        }
+        if (ok && fr) {
+            row_ranges from_rows = {0};
+            ok = row_ranges_slice(&fr->ranges, first, first + (uint64_t)n, &from_rows) &&
+                 row_ranges_intersect(&from_where, &from_rows, &vf->sel[g]);
+            row_ranges_free(&from_rows);
+            row_ranges_free(&from_where);
+        } else {
+            vf->sel[g] = from_where;
+        }
+        if (!ok)
+            return sv_fail(err, 1, 0, "out of memory");
+        vf->selected_rows += row_ranges_count(&vf->sel[g]);
+        first += (uint64_t)n;
+    }
+    return 0;
+}
+
+/* The chunk table, sorted by offset. Chunks with nothing to sieve are
+ * planned at once: columns the hint's `columns` leaves out (the reader is
+ * not expected to read them; kernel alignment and readahead brush them) and
+ * row groups whose every row is selected. They are served like the plain
+ * path, without waiting for a plan. */
+static bool build_chunks(const plain_file *pf, view_file *vf)
+{
+    const pq_file_meta *m = vf->meta;
+    for (uint32_t g = 0; g < m->n_row_groups; g++)
+        for (uint32_t c = 0; c < m->n_leaves; c++) {
+            size_t i = (size_t)g * m->n_leaves + c;
+            vchunk *ch = &vf->chunks[i];
+            uint64_t off = 0, len = 0;
+            ch->rg = g;
+            ch->col = c;
+            if (!pq_column_chunk_range(&m->row_groups[g].columns[c], &off, &len) || off + len > pf->obj.size) {
+                vf_real(vf, "", "a column chunk lies outside the file");
+                return false;
+            }
+            ch->start = off;
+            ch->end = off + len;
+            ch->real = vf->filter_col[c];
+            vf->by_start[i] = i;
+            bool every_row = row_ranges_count(&vf->sel[g]) >= (uint64_t)m->row_groups[g].num_rows;
+            if (!ch->real && (!vf->want_col[c] || every_row)) {
+                ch->real = true;
+                ch->all_real = true;
+                ch->state = CH_PLANNED;
+            }
+        }
+    qsort_r(vf->by_start, vf->n_chunks, sizeof *vf->by_start, cmp_chunk_start, vf->chunks);
+    for (size_t i = 1; i < vf->n_chunks; i++)
+        if (vf->chunks[vf->by_start[i]].start < vf->chunks[vf->by_start[i - 1]].end) {
+            vf_real(vf, "", "column chunks overlap");
+            return false;
+        }
+    return true;
+}
+
+/* Footer, selection per row group, chunk table. On any failure the file is
+ * served real (why_real says why). Called with vf->lock not held. */
+static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf)
+{
+    const sv_hint *h = v->hint;
+    vf->footer = footer_cache_get(env->plain->footers, &pf->obj);
+    if (!vf->footer->meta) {
+        vf_real(vf, "footer: ", vf->footer->err.msg);
+        return;
+    }
+    const pq_file_meta *m = vf->meta = vf->footer->meta;
+    if (m->has_encryption_algorithm) {
+        vf_real(vf, "", "encrypted file");
+        return;
+    }
+    vf->total_rows = (uint64_t)(m->num_rows > 0 ? m->num_rows : 0);
+    vf->sel = calloc(m->n_row_groups ? m->n_row_groups : 1, sizeof *vf->sel);
+    vf->filter_col = calloc(m->n_leaves ? m->n_leaves : 1, sizeof *vf->filter_col);
+    vf->want_col = calloc(m->n_leaves ? m->n_leaves : 1, sizeof *vf->want_col);
+    vf->n_chunks = (size_t)m->n_row_groups * m->n_leaves;
+    vf->chunks = calloc(vf->n_chunks ? vf->n_chunks : 1, sizeof *vf->chunks);
+    vf->by_start = calloc(vf->n_chunks ? vf->n_chunks : 1, sizeof *vf->by_start);
+    if (!vf->sel || !vf->filter_col || !vf->want_col || !vf->chunks || !vf->by_start) {
+        vf_real(vf, "", "out of memory");
+        return;
+    }
+    pred_bound *b = NULL;
+    if (h->pred) {
+        pred_error perr;
+        if (pred_bind(h->pred, m, &b, &perr) != PRED_OK) {
+            vf_real(vf, "where does not fit this file: ", perr.msg);
+            return;
+        }
+        for (size_t i = 0; i < pred_bound_ncols(b); i++)
+            vf->filter_col[pred_bound_leaf(b, i)] = true;
+    }
+    for (uint32_t i = 0; i < m->n_leaves; i++)
+        vf->want_col[i] = h->n_columns == 0;
+    for (size_t i = 0; i < h->n_columns; i++) {
+        int leaf = view_find_leaf(m, h->columns[i]);
+        if (leaf >= 0)
+            vf->want_col[leaf] = true;
+    }
+    sv_error err = {0};
+    int rc = select_rows(env, h, pf, vf, b, &err);
+    pred_bound_free(b);
+    if (rc != 0) {
+        vf_real(vf, "selection: ", err.msg);
+        return;
+    }
+    (void)build_chunks(pf, vf);
+}
+
+void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf)
+{
+    if (vf->state == VF_NEW) {
+        if (!plain_is_parquet_name(pf->obj.key)) {
+            vf->state = VF_REAL;
+            vf_real(vf, "", "not a .parquet file");
+        } else {
+            vf->state = VF_PREPARING;
+            pthread_mutex_unlock(&vf->lock);
+            prepare(env, v, pf, vf);
+            pthread_mutex_lock(&vf->lock);
+            vf->state = vf->why_real[0] ? VF_REAL : VF_READY;
+            if (vf->state == VF_REAL)
+                log_info("view %s: %s served real: %s", v->name, vf->relpath, vf->why_real);
+            pthread_cond_broadcast(&vf->cond);
+        }
+    }
+    while (vf->state == VF_PREPARING)
+        pthread_cond_wait(&vf->cond, &vf->lock);
+}
+
+const vchunk *view_chunk_at(const view_file *vf, uint64_t off, size_t *ci)
+{
+    size_t lo = 0, hi = vf->n_chunks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (vf->chunks[vf->by_start[mid]].end <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < vf->n_chunks && vf->chunks[vf->by_start[lo]].start <= off) {
+        *ci = vf->by_start[lo];
+        return &vf->chunks[*ci];
+    }
+    *ci = lo; /* position of the next chunk in by_start */
+    return NULL;
+}
+
+uint64_t view_piece_at(const view_file *vf, uint64_t pos, uint64_t end, const vchunk **ch)
+{
+    size_t ci;
+    *ch = view_chunk_at(vf, pos, &ci);
+    uint64_t stop = *ch ? (*ch)->end : ci < vf->n_chunks ? vf->chunks[vf->by_start[ci]].start : end;
+    return stop < end ? stop : end;
+}
+
+uint32_t vchunk_first_page_after(const vchunk *ch, uint64_t off)
+{
+    uint32_t lo = 0, hi = ch->pm.n_pages;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (ch->pm.pages[mid].offset + ch->pm.pages[mid].total_size <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int view_find_leaf(const pq_file_meta *m, const char *name)
+{
+    int hit = -1, n = 0;
+    for (uint32_t i = 0; i < m->n_leaves; i++)
+        if (strcmp(m->leaves[i].path, name) == 0)
+            return (int)i;
+    for (uint32_t i = 0; i < m->n_leaves; i++)
+        if (strcasecmp(m->leaves[i].path, name) == 0) {
+            hit = (int)i;
+            n++;
+        }
+    return n == 1 ? hit : n > 1 ? -2 : -1;
+}

@@ -1,0 +1,99 @@
+/* A file's plan in a view. Prepared on the first read: the footer (shared
+ * with the plain path), the hint's selection per row group, and a table of
+ * column chunks sorted by offset; chunks are then planned page by page when
+ * first read (chunk_plan.h). Anything that fails leaves the file served
+ * real, with why_real saying why.
+ *
+ * Locking: the view's lock guards its list of files and each file's refs;
+ * a file's lock guards its state, its chunks' state and its counters.
+ * Preparing and planning run outside the lock, claimed by one thread (state
+ * VF_PREPARING, CH_PLANNING) while others wait on cond. A planned chunk is
+ * immutable, so reads serve it without the lock. */
+#ifndef SIEVE_VIEW_FILE_H
+#define SIEVE_VIEW_FILE_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "footer_cache.h"
+#include "page_map.h"
+#include "page_plan.h"
+#include "plain.h"
+#include "row_ranges.h"
+#include "view_registry.h"
+#include "view_stats.h"
+
+typedef enum { VP_REAL = 0, VP_SPARSE } vpage_kind;
+
+/* One page of a planned chunk: real, or an image of pieces over zeros. */
+typedef struct {
+    vpage_kind kind;
+    pp_piece *pieces;
+    uint32_t n_pieces;
+} vpage;
+
+typedef enum { CH_UNPLANNED = 0, CH_PLANNING, CH_PLANNED } chunk_state;
+
+typedef struct {
+    uint64_t start, end;   /* the column chunk's bytes */
+    uint32_t rg, col;
+    chunk_state state;
+    bool real;             /* the whole chunk is served real */
+    bool all_real;         /* real, or planned with no sparse page: read like the plain path */
+    bool counted;          /* its bytes were added to the ordinary total */
+    pq_page_map pm;
+    vpage *pages;          /* per pm page when !real */
+} vchunk;
+
+typedef enum { VF_NEW = 0, VF_PREPARING, VF_READY, VF_REAL } vf_state;
+
+typedef struct view_file {
+    struct view_file *next;
+    uint64_t base_ino;
+    int refs;                     /* under the view's lock */
+    char *relpath;
+    footer_cache *footers;        /* where footer came from */
+
+    pthread_mutex_t lock;         /* guards everything below */
+    pthread_cond_t cond;
+    vf_state state;
+    char why_real[256];
+    const parquet_footer *footer; /* referenced once prepared */
+    const pq_file_meta *meta;     /* footer->meta */
+    row_ranges *sel;              /* per row group, rows relative to the group */
+    bool *filter_col;             /* per leaf */
+    bool *want_col;               /* per leaf: named by the hint's columns (or all) */
+    vchunk *chunks;               /* n_row_groups * n_leaves */
+    size_t n_chunks;
+    size_t *by_start;             /* chunk indices sorted by start */
+    uint64_t total_rows, selected_rows;
+    bool columns_planned;         /* the hint's columns were planned together */
+    view_counters counts;
+} view_file;
+
+/* The plan of a plain-path file in view v (created on first use), with a
+ * reference taken; NULL when out of memory. Plans stay with the view until
+ * it goes. */
+view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers);
+void view_file_put(sv_view *v, view_file *vf);
+void view_file_free(view_file *vf);
+
+/* Make the file ready: VF_READY, or VF_REAL with why_real. Called with
+ * vf->lock held; may release it while preparing. */
+void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf);
+
+/* The chunk holding off, or NULL (then *ci is the position in by_start of
+ * the next chunk). */
+const vchunk *view_chunk_at(const view_file *vf, uint64_t off, size_t *ci);
+/* The piece of [pos, end) a read serves in one go: the chunk holding pos
+ * (set in *ch), or the gap before the next chunk (*ch NULL). Returns its end. */
+uint64_t view_piece_at(const view_file *vf, uint64_t pos, uint64_t end, const vchunk **ch);
+/* Index of the first page of a planned chunk that ends after off. */
+uint32_t vchunk_first_page_after(const vchunk *ch, uint64_t off);
+
+/* TODO(planner merge): the shared column resolver. Exact path, else a unique
+ * case-insensitive match: the leaf, -1 unknown, -2 ambiguous. */
+int view_find_leaf(const pq_file_meta *m, const char *name);
+
+#endif

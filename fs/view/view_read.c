@@ -1,0 +1,176 @@
+/* Serving a reader's reads of a file through its view: prepare the file,
+ * plan the chunks the read touches, start every fetch the read needs, then
+ * assemble the bytes piece by piece: real bytes (through the plain path's
+ * block cache) or the planned image of a page. */
+#include "view_read.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chunk_plan.h"
+#include "view_file.h"
+
+int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out)
+{
+    *out = NULL;
+    view_reader *vr = calloc(1, sizeof *vr);
+    if (!vr)
+        return -ENOMEM;
+    plain_fs *p = r->env.plain;
+    int rc = plain_file_open(p, base_ino, false, &vr->real);
+    if (rc < 0) {
+        free(vr);
+        return rc;
+    }
+    const char *key = vr->real.obj.key;
+    size_t plen = strlen(p->cfg.prefix);
+    vr->vf = view_file_get(v, base_ino, strncmp(key, p->cfg.prefix, plen) == 0 ? key + plen : key, p->footers);
+    if (!vr->vf) {
+        plain_file_close(p, &vr->real);
+        free(vr);
+        return -ENOMEM;
+    }
+    vr->view = v;
+    *out = vr;
+    return 0;
+}
+
+uint64_t view_reader_size(const view_reader *vr)
+{
+    return vr->real.obj.size;
+}
+
+const char *view_reader_key(const view_reader *vr)
+{
+    return vr->real.obj.key;
+}
+
+void view_reader_close(view_registry *r, view_reader *vr)
+{
+    if (!vr)
+        return;
+    view_file_put(vr->view, vr->vf);
+    view_unref(vr->view);
+    plain_file_close(r->env.plain, &vr->real);
+    free(vr);
+}
+
+/* object_read already loops until done; short only at EOF, which inside
+ * the object's size means it changed under us. */
+static ssize_t read_real_into(object_io *io, const object_ref *o, uint64_t off, size_t len, uint8_t *dst)
+{
+    ssize_t n = object_read(io, o, off, len, dst);
+    return n < 0 ? n : (size_t)n == len ? (ssize_t)len : -EIO;
+}
+
+/* Serve [off, off+len) of one planned chunk. */
+static ssize_t serve_chunk(object_io *io, const object_ref *o, const vchunk *ch, uint64_t off, size_t len,
+                           uint8_t *dst)
+{
+    if (ch->all_real)
+        return read_real_into(io, o, off, len, dst);
+    uint64_t end = off + len;
+    uint64_t pos = off;
+    for (uint32_t p = vchunk_first_page_after(ch, off); p < ch->pm.n_pages && pos < end; p++) {
+        const pq_page *pg = &ch->pm.pages[p];
+        uint64_t pend = pg->offset + pg->total_size;
+        if (pg->offset > pos) /* cannot happen: pages tile the chunk */
+            return -EIO;
+        uint64_t stop = pend < end ? pend : end;
+        const vpage *vp = &ch->pages[p];
+        if (vp->kind == VP_SPARSE) {
+            pp_image_read(vp->pieces, vp->n_pieces, (uint32_t)(pos - pg->offset), (uint32_t)(stop - pos),
+                          dst + (pos - off));
+        } else {
+            ssize_t r = read_real_into(io, o, pos, (size_t)(stop - pos), dst + (pos - off));
+            if (r < 0)
+                return r;
+        }
+        pos = stop;
+    }
+    return pos == end ? (ssize_t)len : -EIO;
+}
+
+/* Start every fetch a read needs before waiting for any, or each piece of
+ * the read (a chunk's tail, the next chunk, a real page) would cost a round
+ * trip of its own. The chunk the read is about (chunk_prefetch's rule: the
+ * kernel aligns reads down into the tail of the chunk before) is fetched whole
+ * when it has nothing sparse, as on the plain path; of the rest, only what the
+ * read covers: the bytes of gaps and of chunks with nothing sparse, and whole
+ * real pages (a page read kernel-read by kernel-read would take a round trip
+ * each), neighbours joined into one span (a large read across many chunks
+ * would otherwise make a request per chunk). Planned chunks are immutable, so
+ * this needs no lock. */
+static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, uint64_t off, size_t size)
+{
+    const object_ref *o = &pf->obj;
+    size_t ci;
+    const vchunk *probe = view_chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
+    if (probe && probe->all_real)
+        (void)prefetch_chunk_of_read(io, o, plain_file_layout(pf), &pf->pattern, off, size);
+    uint64_t end = off + size;
+    prefetch_run run = {0, 0, false};
+    for (uint64_t pos = off; pos < end;) {
+        const vchunk *ch;
+        uint64_t stop = view_piece_at(vf, pos, end, &ch);
+        if (!ch || ch->all_real) {
+            prefetch_run_add(io, o, &run, pos, stop);
+        } else {
+            for (uint32_t p = vchunk_first_page_after(ch, pos); p < ch->pm.n_pages; p++) {
+                const pq_page *pg = &ch->pm.pages[p];
+                if (pg->offset >= stop)
+                    break;
+                if (ch->pages[p].kind == VP_REAL)
+                    prefetch_run_add(io, o, &run, pg->offset, pg->offset + pg->total_size);
+            }
+        }
+        pos = stop;
+    }
+    prefetch_run_flush(io, o, &run);
+}
+
+ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf)
+{
+    const view_env *env = &r->env;
+    object_io *io = env->plain->io;
+    const object_ref *o = &vr->real.obj;
+    view_file *vf = vr->vf;
+    if (off >= o->size || size == 0)
+        return 0;
+    if (size > o->size - off)
+        size = (size_t)(o->size - off);
+    pthread_mutex_lock(&vf->lock);
+    view_file_ensure_prepared(env, vr->view, &vr->real, vf);
+    if (vf->state == VF_REAL) {
+        pthread_mutex_unlock(&vf->lock);
+        return read_real_into(io, o, off, size, buf);
+    }
+    /* Plan every chunk the read touches. */
+    uint64_t end = off + size;
+    size_t ci;
+    for (uint64_t pos = off; pos < end;) {
+        const vchunk *ch = view_chunk_at(vf, pos, &ci);
+        if (!ch) {
+            if (ci >= vf->n_chunks)
+                break;
+            pos = vf->chunks[vf->by_start[ci]].start;
+            continue;
+        }
+        chunk_plan_ensure(env, vr->view, &vr->real, vf, ci);
+        pos = vf->chunks[ci].end;
+    }
+    pthread_mutex_unlock(&vf->lock);
+    /* Planned chunks are immutable from here on: serve without the lock. */
+    start_fetches(io, &vr->real, vf, off, size);
+    for (uint64_t pos = off; pos < end;) {
+        const vchunk *ch;
+        uint64_t stop = view_piece_at(vf, pos, end, &ch);
+        ssize_t n = ch ? serve_chunk(io, o, ch, pos, (size_t)(stop - pos), buf + (pos - off))
+                       : read_real_into(io, o, pos, (size_t)(stop - pos), buf + (pos - off));
+        if (n < 0)
+            return n;
+        pos = stop;
+    }
+    return (ssize_t)size;
+}

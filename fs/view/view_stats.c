@@ -1,0 +1,90 @@
+#include "view_stats.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "view_file.h"
+#include "view_registry.h"
+
+void view_counters_add(view_counters *to, const view_counters *add)
+{
+    to->pages_real += add->pages_real;
+    to->pages_synth += add->pages_synth;
+    to->pages_partial += add->pages_partial;
+    to->bytes_fetched += add->bytes_fetched;
+    to->ordinary_bytes += add->ordinary_bytes;
+    to->requests += add->requests;
+}
+
+static int put_counters(json_t *o, const view_counters *c)
+{
+    return json_object_set_new(o, "pages_real", json_integer((json_int_t)c->pages_real)) |
+           json_object_set_new(o, "pages_synthesized", json_integer((json_int_t)c->pages_synth)) |
+           json_object_set_new(o, "pages_partial", json_integer((json_int_t)c->pages_partial)) |
+           json_object_set_new(o, "bytes_fetched", json_integer((json_int_t)c->bytes_fetched)) |
+           json_object_set_new(o, "ordinary_bytes", json_integer((json_int_t)c->ordinary_bytes)) |
+           json_object_set_new(o, "requests", json_integer((json_int_t)c->requests));
+}
+
+/* One file's entry; called with vf->lock held. */
+static json_t *file_entry(const view_file *vf)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int bad = json_object_set_new(o, "path", json_string(vf->relpath));
+    if (vf->state == VF_NEW || vf->state == VF_PREPARING) {
+        /* view_file_prepare is filling the plan without the lock: nothing yet. */
+        bad |= json_object_set_new(o, "state", json_string("pending"));
+    } else {
+        bad |= json_object_set_new(o, "state", json_string(vf->state == VF_READY ? "view" : "real"));
+        bad |= json_object_set_new(o, "rows", json_integer((json_int_t)vf->total_rows));
+        bad |= json_object_set_new(o, "selected_rows", json_integer((json_int_t)vf->selected_rows));
+        bad |= put_counters(o, &vf->counts);
+        if (vf->state == VF_REAL)
+            bad |= json_object_set_new(o, "why_real", json_string(vf->why_real));
+    }
+    if (bad) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+char *view_stats_render(sv_view *v, size_t *len)
+{
+    *len = 0;
+    json_t *doc = json_object(), *files = json_array();
+    view_counters total = {0};
+    int bad = !doc || !files;
+    pthread_mutex_lock(&v->lock);
+    for (view_file *vf = v->files; vf && !bad; vf = vf->next) {
+        pthread_mutex_lock(&vf->lock);
+        view_counters_add(&total, &vf->counts);
+        bad |= json_array_append_new(files, file_entry(vf));
+        pthread_mutex_unlock(&vf->lock);
+    }
+    pthread_mutex_unlock(&v->lock);
+    if (!bad) {
+        bad |= json_object_set_new(doc, "name", json_string(v->name));
+        bad |= put_counters(doc, &total);
+        bad |= json_object_set(doc, "files", files);
+    }
+    char *text = bad ? NULL : json_dumps(doc, JSON_PRESERVE_ORDER);
+    json_decref(files);
+    json_decref(doc);
+    if (!text)
+        return NULL;
+    /* One line per document, as readers of the file expect. */
+    size_t n = strlen(text);
+    char *out = realloc(text, n + 2);
+    if (!out) {
+        free(text);
+        return NULL;
+    }
+    out[n] = '\n';
+    out[n + 1] = '\0';
+    *len = n + 1;
+    return out;
+}
