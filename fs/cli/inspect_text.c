@@ -3,10 +3,12 @@
  * with an eligibility summary; columns aligned, sizes human. */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inspect_internal.h"
+#include "sv_grow.h"
 
 static const char *unit_name(pq_time_unit u)
 {
@@ -80,15 +82,10 @@ static void tbl_cell(table *t, const char *fmt, ...)
 {
     if (t->oom)
         return;
-    if (t->count == t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 64;
-        char **nc = realloc(t->cells, ncap * sizeof *nc);
-        if (!nc) {
-            t->oom = true;
-            return;
-        }
-        t->cells = nc;
-        t->cap = ncap;
+    if (!sv_grow((void **)&t->cells, &t->cap, t->count + 1, sizeof *t->cells, 64,
+                 SIZE_MAX / sizeof *t->cells)) {
+        t->oom = true;
+        return;
     }
     char buf[512];
     va_list ap;
