@@ -69,6 +69,18 @@ typedef struct {
     bool oom;
 } table;
 
+/* fmt formatted, cut to max - 1 bytes (at most 1199), and made printable;
+ * NULL when out of memory. */
+static char *printable_vformat(size_t max, const char *fmt, va_list ap)
+{
+    char buf[1200];
+    if (max > sizeof buf)
+        max = sizeof buf;
+    int n = vsnprintf(buf, max, fmt, ap);
+    size_t len = n < 0 ? 0 : (size_t)n < max ? (size_t)n : max - 1;
+    return ins_clean_str(buf, len, true);
+}
+
 static void tbl_init(table *t, size_t ncols, const char *const *head, const char *align)
 {
     memset(t, 0, sizeof *t);
@@ -87,13 +99,10 @@ static void tbl_cell(table *t, const char *fmt, ...)
         t->oom = true;
         return;
     }
-    char buf[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    char *c = printable_vformat(512, fmt, ap);
     va_end(ap);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-    char *c = ins_clean_str(buf, len, true);
     if (!c) {
         t->oom = true;
         return;
@@ -170,13 +179,10 @@ static const char *chunk_file_path(const pq_column_chunk *cc, char *buf, size_t 
 static void kv(FILE *f, const char *label, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void kv(FILE *f, const char *label, const char *fmt, ...)
 {
-    char buf[1200];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    char *c = printable_vformat(1200, fmt, ap);
     va_end(ap);
-    size_t len = n < 0 ? 0 : (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1;
-    char *c = ins_clean_str(buf, len, true);
     fprintf(f, "%-16s%s\n", label, c ? c : "?");
     free(c);
 }
