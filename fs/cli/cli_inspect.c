@@ -49,7 +49,7 @@ static const char usage_inspect[] =
     "Parquet (one line on stderr naming the file and the cause), 2 on usage\n"
     "errors.\n";
 
-/* Reading strategy knobs. */
+/* Reading strategy knobs (the page scan's are in inspect_pages.c). */
 #define TAIL_MIN (64u << 10)
 #define TAIL_MAX (1u << 20)
 #define INDEX_SPAN_MAX (64u << 20)  /* read all offset indexes at once up to this */

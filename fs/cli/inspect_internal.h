@@ -15,6 +15,7 @@
 #include "page_map.h"
 #include "parquet_meta.h"
 
+/* One counter per eligibility reason (pq_elig). */
 #define N_REASONS (PQ_ELIG_CRC + 1)
 
 typedef struct {
@@ -41,7 +42,7 @@ typedef struct {
     /* Totals over all pages listed. */
     uint64_t n_pages, n_data_pages, n_eligible;
     uint64_t reasons[N_REASONS];
-    /* Output state. */
+    /* JSON output: no comma before the next row group / column yet. */
     bool first_rg, first_col;
 } inspector;
 
