@@ -29,6 +29,45 @@ def test_help(run_cli):
         assert r.stderr == "", r
 
 
+def help_commands(text: str) -> list:
+    """The command names `sievefs --help` lists: the first word of each line
+    of its "commands:" block."""
+    assert "\ncommands:\n" in text, text
+    block = text.split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in block.splitlines() if line.strip()]
+
+
+def assert_refused(r, word):
+    assert r.returncode == 2, f"`sievefs {word}` runs, but `sievefs --help` does not list it\n{r}"
+    assert f"unknown command '{word}'" in r.stderr, r
+
+
+@pytest.mark.asan
+def test_help_lists_every_command(run_cli):
+    """--help lists every command the binary runs: each listed command answers
+    its own --help, and every `sievefs WORD` the README, docs/ and the usage
+    texts mention is either listed or refused as an unknown command."""
+    top = run_cli("--help")
+    assert top.returncode == 0, top
+    listed = help_commands(top.stdout)
+    assert listed and len(listed) == len(set(listed)), listed
+    texts = [top.stdout, (s3env.REPO / "README.md").read_text()]
+    texts += [p.read_text() for p in sorted((s3env.REPO / "docs").glob("*.md"))]
+    for cmd in listed:
+        r = run_cli(cmd, "--help")
+        assert r.returncode == 0, r
+        assert r.stdout.strip() and r.stderr == "", r
+        texts.append(r.stdout)
+    mentioned = {w for t in texts for w in re.findall(r"\bsievefs ([a-z][a-z0-9-]*)", t)}
+    assert {"mount", "inspect", "hint"} <= mentioned, "the word scan finds no commands"
+    for word in sorted(mentioned - set(listed)) + ["frobnicate"]:
+        assert_refused(run_cli(word, "--help"), word)
+    # The same usage for `help`, and on stderr (exit 2) with no command at all.
+    assert run_cli("help").stdout == top.stdout
+    bare = run_cli()
+    assert bare.returncode == 2 and bare.stdout == "" and bare.stderr == top.stdout, bare
+
+
 def test_version(run_cli):
     r = run_cli("--version")
     assert r.returncode == 0, r

@@ -1,4 +1,8 @@
-/* sievefs command line: `sievefs mount`, `sievefs inspect`, `sievefs hint`, --help, --version. */
+/* `sievefs mount`: its options, the mountpoint checks, daemon start-up with
+ * a readiness pipe (the parent exits only once the mount answers, or with
+ * the child's one-line error), and serving until unmounted. */
+#include "cli_mount.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -12,33 +16,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "aws_config.h"
 #include "cli_common.h"
-#include "cli_hint.h"
-#include "cli_inspect.h"
 #include "fs.h"
 #include "fuse_adapter.h"
 #include "log.h"
 #include "mountinfo.h"
 #include "s3_client.h"
-
-static const char usage_top[] =
-    "usage: sievefs COMMAND [ARGS]\n"
-    "\n"
-    "Mount a Delta Lake table (or any prefix) stored in S3 as a read-only local\n"
-    "filesystem.\n"
-    "\n"
-    "commands:\n"
-    "  mount s3://BUCKET[/PREFIX] MOUNTPOINT [OPTIONS]   mount (see `sievefs mount --help`)\n"
-    "  inspect FILE|s3://BUCKET/KEY [OPTIONS]           show a Parquet file's layout and\n"
-    "                                                   partial-read eligibility (see\n"
-    "                                                   `sievefs inspect --help`)\n"
-    "\n"
-    "options:\n"
-    "  -h, --help       show this help\n"
-    "  -V, --version    show the version\n"
-    "\n"
-    "Unmount with `fusermount3 -u MOUNTPOINT`.\n";
 
 static const char usage_mount[] =
     "usage: sievefs mount s3://BUCKET[/PREFIX] MOUNTPOINT [OPTIONS]\n"
@@ -296,15 +279,11 @@ static int wait_for_daemon(int fd, pid_t child, const char *mountpoint)
  * exit path, including fail(). */
 static char *bucket, *prefix;
 
-static int cmd_mount(int argc, char **argv)
+/* The resolved mountpoint: an existing directory with nothing mounted on it. */
+static void check_mountpoint(const char *arg, char mountpoint[PATH_MAX])
 {
-    mount_opts o;
-    parse_mount_args(argc, argv, &o);
-    parse_source(o.source, &bucket, &prefix);
-
-    char mountpoint[PATH_MAX];
-    if (!realpath(o.mountpoint, mountpoint))
-        fail("mountpoint %s: %s", o.mountpoint, strerror(errno));
+    if (!realpath(arg, mountpoint))
+        fail("mountpoint %s: %s", arg, strerror(errno));
     struct stat st;
     if (stat(mountpoint, &st) != 0)
         fail("mountpoint %s: %s", mountpoint, strerror(errno));
@@ -312,43 +291,49 @@ static int cmd_mount(int argc, char **argv)
         fail("mountpoint %s is not a directory", mountpoint);
     if (mountinfo_find(mountpoint, NULL, NULL))
         fail("mountpoint %s is busy: something is already mounted there", mountpoint);
+}
 
-    if (!o.foreground) {
-        int p[2];
-        if (pipe(p) != 0)
-            fail("pipe: %s", strerror(errno));
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0)
-            fail("fork: %s", strerror(errno));
-        if (pid > 0) {
-            close(p[1]);
-            int rc = wait_for_daemon(p[0], pid, mountpoint);
-            free(bucket);
-            free(prefix);
-            return rc;
-        }
-        close(p[0]);
-        ready_fd = p[1];
-        setsid();
-        signal(SIGPIPE, SIG_IGN);
+/* Fork the daemon. The parent waits for the child's verdict and returns the
+ * exit status; the child returns -1, detached from the terminal's session,
+ * and reports its start-up through ready_fd. */
+static int start_daemon(const char *mountpoint)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        fail("pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        fail("fork: %s", strerror(errno));
+    if (pid > 0) {
+        close(p[1]);
+        return wait_for_daemon(p[0], pid, mountpoint);
     }
-    sv_log_init((sv_log_level)o.log_level, !o.foreground);
+    close(p[0]);
+    ready_fd = p[1];
+    setsid();
+    signal(SIGPIPE, SIG_IGN);
+    return -1;
+}
 
+/* Connect, check that the bucket and prefix can be listed, mount and serve
+ * until unmounted. The exit status. */
+static int serve(const mount_opts *o, const char *mountpoint)
+{
     static sv_stats stats;
     static cli_s3 s3; /* static: reachable on every exit path */
     char err[512];
-    const cli_s3_tuning tuning = {.max_connections = o.max_connections,
-                                  .stall_timeout_ms = o.stall_ms, .stats = &stats};
-    if (!cli_s3_connect(&o.s3, bucket, &tuning, &s3, err, sizeof err))
+    const cli_s3_tuning tuning = {.max_connections = o->max_connections,
+                                  .stall_timeout_ms = o->stall_ms, .stats = &stats};
+    if (!cli_s3_connect(&o->s3, bucket, &tuning, &s3, err, sizeof err))
         fail("%s", err);
 
     sv_fs_config fc;
     sv_fs_config_defaults(&fc);
     fc.prefix = prefix;
-    fc.cache_bytes = o.cache_size;
-    fc.dir_ttl_ms = o.dir_ttl_s * 1000;
-    fc.request_cost = (uint32_t)o.request_cost;
+    fc.cache_bytes = o->cache_size;
+    fc.dir_ttl_ms = o->dir_ttl_s * 1000;
+    fc.request_cost = (uint32_t)o->request_cost;
     sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");
@@ -371,10 +356,10 @@ static int cmd_mount(int argc, char **argv)
     sv_fuse_config fuse_cfg = {
         .mountpoint = mountpoint,
         .fsname = fsname,
-        .extra_opts = o.fuse_opts,
+        .extra_opts = o->fuse_opts,
         .max_threads = 16,
-        .max_readahead = (unsigned)o.read_ahead,
-        .debug = o.debug_fuse,
+        .max_readahead = (unsigned)o->read_ahead,
+        .debug = o->debug_fuse,
         .on_mounted = on_mounted,
     };
     int rc = sv_fuse_serve(fs, &fuse_cfg, err, sizeof err);
@@ -388,32 +373,23 @@ static int cmd_mount(int argc, char **argv)
     s3.client = NULL;
     sv_fs_destroy(fs);
     cli_s3_close(&s3);
-    free(bucket);
-    free(prefix);
     return rc == 0 ? 0 : 1;
 }
 
-int main(int argc, char **argv)
+int cli_mount(int argc, char **argv)
 {
-    if (argc < 2) {
-        fputs(usage_top, stderr);
-        return 2;
+    mount_opts o;
+    parse_mount_args(argc, argv, &o);
+    parse_source(o.source, &bucket, &prefix);
+    char mountpoint[PATH_MAX];
+    check_mountpoint(o.mountpoint, mountpoint);
+    int rc = o.foreground ? -1 : start_daemon(mountpoint);
+    if (rc < 0) {
+        /* The daemon (or the foreground process) from here on. */
+        sv_log_init((sv_log_level)o.log_level, !o.foreground);
+        rc = serve(&o, mountpoint);
     }
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage_top, stdout);
-        return 0;
-    }
-    if (strcmp(cmd, "-V") == 0 || strcmp(cmd, "--version") == 0) {
-        printf("sievefs %s\n", SIEVE_VERSION);
-        return 0;
-    }
-    if (strcmp(cmd, "mount") == 0)
-        return cmd_mount(argc - 1, argv + 1);
-    if (strcmp(cmd, "inspect") == 0)
-        return cli_inspect(argc - 1, argv + 1);
-    if (strcmp(cmd, "hint") == 0)
-        return cli_hint(argc - 1, argv + 1);
-    fprintf(stderr, "sievefs: error: unknown command '%s' (see sievefs --help)\n", cmd);
-    return 2;
+    free(bucket);
+    free(prefix);
+    return rc;
 }
