@@ -29,7 +29,7 @@ typedef struct {
     uint64_t max_request;      /* largest single ranged GET */
     uint64_t max_window;       /* largest sequential prefetch window */
     uint64_t min_streak;       /* sequential bytes read before prefetch starts */
-    uint64_t tail_bytes;       /* fetched from the end of a non-Parquet file at open */
+    uint64_t tail_bytes;       /* fetched from the end of a file at open (a Parquet file's footer) */
     uint64_t dir_ttl_ms;       /* listing cache TTL */
     uint64_t delta_log_ttl_ms; /* same under _delta_log/ */
     double file_attr_timeout_s;

@@ -52,6 +52,7 @@ typedef struct footer_entry {
 struct footer_cache {
     object_io *io;
     uint64_t budget;
+    uint64_t tail_bytes;    /* first read of a file's end; 0: parquet_layout_tail_hint */
     pthread_mutex_t lock;   /* guards everything below and every entry's fields but f */
     pthread_cond_t loaded;
     footer_entry **buckets;
@@ -61,7 +62,7 @@ struct footer_cache {
     uint64_t loads;
 };
 
-footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes)
+footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t tail_bytes)
 {
     footer_cache *fc = calloc(1, sizeof *fc);
     if (!fc)
@@ -74,6 +75,7 @@ footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes)
     }
     fc->io = io;
     fc->budget = budget_bytes;
+    fc->tail_bytes = tail_bytes;
     pthread_mutex_init(&fc->lock, NULL);
     pthread_cond_init(&fc->loaded, NULL);
     return fc;
@@ -166,7 +168,9 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f)
         sv_fail(&f->err, FOOTER_E_PARSE, 0, "%s: too small to be Parquet", o->key);
         return;
     }
-    uint64_t tail = parquet_layout_tail_hint(o->size);
+    uint64_t tail = fc->tail_bytes ? fc->tail_bytes : parquet_layout_tail_hint(o->size);
+    if (tail > o->size)
+        tail = o->size;
     for (int attempt = 0; attempt < 2; attempt++) {
         uint8_t *buf = malloc((size_t)tail);
         if (!buf) {

@@ -2,7 +2,7 @@
  * view: the FileMetaData and the byte layout the plain path prefetches by.
  * However many handles open a version, its tail is read and parsed once.
  *
- * Loading reads the last 64 KiB (once more if the footer is longer) through
+ * Loading reads the tail (64 KiB; once more if the footer is longer) through
  * the block cache, parses it, and starts fetching the page index when the
  * tail missed it. A footer that does not parse is remembered (the version is
  * immutable); a read that failed is not, so the next open tries again.
@@ -44,8 +44,10 @@ void parquet_footer_clear(parquet_footer *f);
 
 typedef struct footer_cache footer_cache;
 
-/* budget_bytes: estimated memory of unreferenced footers kept for reuse. */
-footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes);
+/* budget_bytes: estimated memory of unreferenced footers kept for reuse;
+ * tail_bytes: how much of the end of a file the first read takes (0: the
+ * 64 KiB of parquet_layout_tail_hint). */
+footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t tail_bytes);
 void footer_cache_destroy(footer_cache *fc);
 
 /* The footer of o (a reference; give it back with footer_cache_put). Never

@@ -21,7 +21,7 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->tree = tree_create(store, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
     p->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
     p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request) : NULL;
-    p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8) : NULL;
+    p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
     if (!p->tree || !p->cache || !p->io || !p->footers) {
         plain_fs_destroy(p);
         return NULL;

@@ -30,7 +30,7 @@ typedef struct {
     uint64_t cache_bytes;      /* block cache limit; footers get an eighth more */
     uint32_t block_size;       /* cache block, bytes */
     uint64_t max_request;      /* largest single ranged GET */
-    uint64_t tail_bytes;       /* fetched from the end of a non-Parquet file at open */
+    uint64_t tail_bytes;       /* fetched from the end of a file at open (a Parquet file's footer) */
     uint64_t dir_ttl_ms;       /* listing cache TTL */
     uint64_t delta_log_ttl_ms; /* same under _delta_log/ */
     double file_attr_timeout_s;

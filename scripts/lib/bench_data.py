@@ -90,6 +90,15 @@ DELTA_SPARK = {"4.0": "io.delta:delta-spark_4.0_2.13:4.4.0", "4.1": "io.delta:de
 SPARK_VENV_PYSPARK = "pyspark==4.2.0"
 
 
+def spark_local_env(env=None) -> dict:
+    """The environment for a local Spark: bound to loopback, and not asking the
+    resolver for this machine's own hostname, which a fresh machine (a
+    debootstrap root without /etc/hosts entries) cannot resolve."""
+    out = dict(os.environ if env is None else env)
+    out.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    out.setdefault("SPARK_LOCAL_HOSTNAME", "localhost")
+    return out
+
 def log(msg: str) -> None:
     print(f"[bench_data] {msg}", file=sys.stderr, flush=True)
 
@@ -616,7 +625,7 @@ def make_dv_tables(out_dir, bases: list[dict]) -> dict:
             shutil.copy2(p, tmp / "_delta_log" / p.name)
         tmps[name] = tmp
     r = subprocess.run([py, "-c", SPARK_DV_SCRIPT, pkg, DEL_WHERE, *map(str, tmps.values())],
-                       capture_output=True, text=True, timeout=4 * 3600)
+                       capture_output=True, text=True, timeout=4 * 3600, env=spark_local_env())
     res = {}
     for ln in r.stdout.splitlines():
         if ln.startswith("RESULT "):

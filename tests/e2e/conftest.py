@@ -37,6 +37,10 @@ from faultproxy import FaultProxy
 from s3env import Credentials, MotoServer, clean_env, mounts_at, procs_matching, unmount, wait_mounted
 
 REPO = s3env.REPO
+# Every Spark a test starts runs on loopback and does not resolve this
+# machine's hostname (a fresh debootstrap root cannot): see bench_data.spark_local_env.
+os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+os.environ.setdefault("SPARK_LOCAL_HOSTNAME", "localhost")
 MOUNT_TIMEOUT = float(os.environ.get("SIEVE_E2E_MOUNT_TIMEOUT", "30"))
 
 # Always fatal in daemon output, whatever the test allows.

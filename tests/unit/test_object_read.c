@@ -1,0 +1,265 @@
+/* Real bytes through the block cache over the in-memory store: what is
+ * fetched and when, object changes, injected failures, ranges outside the
+ * cache, and the footer cache shared by every open of a version. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault_store.h"
+#include "fixture_files.h"
+#include "footer_cache.h"
+#include "log.h"
+#include "mem_store.h"
+#include "object_read.h"
+
+#define BS (16u << 10)
+
+static mem_store *m;
+static fault_store *faults;
+static block_cache *cache;
+static object_io *io;
+static sv_stats stats;
+static uint8_t *data;
+static size_t data_len;
+
+static void setup(void)
+{
+    sv_log_init(SV_LOG_ERROR, false);
+    m = mem_store_create();
+    faults = fault_store_create(mem_store_base(m));
+    memset(&stats, 0, sizeof stats);
+    cache = block_cache_create(BS, 64u << 20, &stats);
+    io = object_io_create(fault_store_base(faults), cache, &stats, 1u << 20);
+    cr_assert(m && faults && cache && io);
+    data_len = 3 * (1u << 20) + 12345;
+    data = malloc(data_len);
+    for (size_t i = 0; i < data_len; i++)
+        data[i] = (uint8_t)(i * 7 + (i >> 11));
+    cr_assert(mem_store_put(m, "obj", data, data_len));
+}
+
+static void teardown(void)
+{
+    mem_store_drain(m);
+    object_io_destroy(io);
+    block_cache_destroy(cache);
+    store_destroy(fault_store_base(faults));
+    store_destroy(mem_store_base(m));
+    free(data);
+}
+
+TestSuite(object_read, .init = setup, .fini = teardown);
+
+static object_ref ref_of(const char *key, uint64_t id)
+{
+    object_ref o = {.id = id, .key = strdup(key)};
+    cr_assert(mem_store_etag(m, key, o.etag));
+    store_object_info info;
+    sv_error err;
+    cr_assert_eq(store_head(mem_store_base(m), key, &info, &err), STORE_OK);
+    o.size = info.size;
+    return o;
+}
+
+Test(object_read, exact_bytes_then_from_the_cache)
+{
+    object_ref o = ref_of("obj", 100);
+    size_t offs[] = {0, 1, BS - 1, BS, 5 * BS + 17, data_len - 10};
+    for (size_t k = 0; k < sizeof offs / sizeof *offs; k++) {
+        uint8_t buf[40000];
+        size_t want = data_len - offs[k] < sizeof buf ? data_len - offs[k] : sizeof buf;
+        cr_assert_eq(object_read(io, &o, offs[k], sizeof buf, buf), (ssize_t)want);
+        cr_assert_eq(memcmp(buf, data + offs[k], want), 0, "bytes at %zu", offs[k]);
+    }
+    uint64_t gets = mem_store_counts_now(m).gets;
+    uint8_t buf[40000];
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf);
+    cr_assert_eq(mem_store_counts_now(m).gets, gets, "cached blocks are not fetched again");
+    cr_assert_eq(object_read(io, &o, data_len, 10, buf), 0, "EOF");
+    object_ref_free(&o);
+}
+
+Test(object_read, pinned_reads_count_hits_and_misses)
+{
+    object_ref o = ref_of("obj", 101);
+    struct iovec iov[8];
+    size_t niov;
+    object_pins pins;
+    object_read_tally t = {0};
+    cr_assert_eq(object_pin(io, &o, 100, 3 * BS, 8, &pins), 0);
+    cr_assert_eq(object_pins_wait(io, &pins, iov, &niov, &t), (ssize_t)(3 * BS));
+    cr_assert_eq(niov, 4);
+    size_t pos = 100;
+    for (size_t i = 0; i < niov; i++) {
+        cr_assert_eq(memcmp(iov[i].iov_base, data + pos, iov[i].iov_len), 0);
+        pos += iov[i].iov_len;
+    }
+    object_pins_release(io, &pins);
+    cr_assert_eq(t.miss_bytes, 3 * BS);
+    cr_assert_eq(t.hit_bytes, 0);
+    t = (object_read_tally){0};
+    cr_assert_eq(object_pin(io, &o, 100, 3 * BS, 8, &pins), 0);
+    cr_assert_eq(object_pins_wait(io, &pins, iov, &niov, &t), (ssize_t)(3 * BS));
+    object_pins_release(io, &pins);
+    cr_assert_eq(t.hit_bytes, 3 * BS);
+    cr_assert_eq(object_pin(io, &o, 0, 10 * BS, 8, &pins), -EINVAL, "more blocks than iov entries");
+    object_ref_free(&o);
+}
+
+Test(object_read, prefetch_fills_the_cache_in_runs)
+{
+    object_ref o = ref_of("obj", 102);
+    object_prefetch(io, &o, 0, 2u << 20, 256u << 10, false);
+    mem_store_drain(m);
+    mem_store_counts c = mem_store_counts_now(m);
+    cr_assert_eq(c.gets, 8, "2 MiB in 256 KiB runs: %llu", (unsigned long long)c.gets);
+    cr_assert_eq(c.get_bytes, 2u << 20);
+    cr_assert_eq(STAT_GET(&stats, prefetch_bytes), 2u << 20);
+    uint8_t *buf = malloc(1u << 20);
+    cr_assert_eq(object_read(io, &o, 512u << 10, 1u << 20, buf), (ssize_t)(1u << 20));
+    cr_assert_eq(memcmp(buf, data + (512u << 10), 1u << 20), 0);
+    cr_assert_eq(mem_store_counts_now(m).gets, 8, "read from what prefetch fetched");
+    /* Parallel parts: a quarter of the span each, at least 1 MiB. */
+    object_prefetch_parts(io, &o, 2u << 20, data_len);
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).gets, 8 + 2, "1 MiB + 12345 bytes in two parts");
+    free(buf);
+    object_ref_free(&o);
+}
+
+Test(object_read, a_changed_object_is_an_error_never_a_mix)
+{
+    object_ref o = ref_of("obj", 103);
+    uint8_t buf[100];
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf);
+    cr_assert(mem_store_put(m, "obj", "replaced", 8));
+    cr_assert_eq(object_read(io, &o, 5u << 20 >> 1, sizeof buf, buf), -EIO, "If-Match fails");
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf, "cached bytes of the version stay");
+    cr_assert_eq(memcmp(buf, data, sizeof buf), 0);
+    /* Same ETag, shorter object (a broken server): the range fails. */
+    cr_assert(mem_store_put_etag(m, "obj", data, 1000, o.etag));
+    cr_assert_eq(object_read(io, &o, 2u << 20, sizeof buf, buf), -EIO);
+    object_ref_free(&o);
+}
+
+Test(object_read, failures_fail_the_read_and_a_later_read_retries)
+{
+    object_ref o = ref_of("obj", 104);
+    fault_plan plan = {.fail_gets = 1};
+    fault_store_set(faults, &plan);
+    uint8_t buf[1000];
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), -EIO);
+    cr_assert_geq(STAT_GET(&stats, errors), 1);
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf, "failed blocks are dropped");
+    cr_assert_eq(memcmp(buf, data, sizeof buf), 0);
+    plan = (fault_plan){.refuse_gets = 1};
+    fault_store_set(faults, &plan);
+    cr_assert_eq(object_read(io, &o, 1u << 20, sizeof buf, buf), -EIO, "a refused GET fails its blocks at once");
+    cr_assert_eq(object_read(io, &o, 1u << 20, sizeof buf, buf), (ssize_t)sizeof buf);
+    object_ref_free(&o);
+}
+
+Test(object_read, ranges_outside_the_cache)
+{
+    object_ref o = ref_of("obj", 105);
+    uint8_t a[100], b[5000], c[1];
+    object_range r[3] = {{10, sizeof a, a}, {1u << 20, sizeof b, b}, {data_len - 1, 1, c}};
+    size_t started = 0;
+    cr_assert_eq(object_fetch_ranges(io, &o, r, 3, &started), 0);
+    cr_assert_eq(started, 3);
+    cr_assert_eq(memcmp(a, data + 10, sizeof a), 0);
+    cr_assert_eq(memcmp(b, data + (1u << 20), sizeof b), 0);
+    cr_assert_eq(c[0], data[data_len - 1]);
+    cr_assert_eq(block_cache_bytes(cache), 0, "nothing went into the cache");
+    fault_plan plan = {.fail_gets = 1, .only_from = 1u << 20, .only_to = (1u << 20) + 1};
+    fault_store_set(faults, &plan);
+    cr_assert_eq(object_fetch_ranges(io, &o, r, 3, &started), -EIO);
+    cr_assert_eq(started, 3, "every range went out; one failed");
+    object_ref_free(&o);
+}
+
+Test(object_read, prefetch_runs_join_neighbours)
+{
+    object_ref o = ref_of("obj", 106);
+    prefetch_run run = {0, 0, false};
+    prefetch_run_add(io, &o, &run, 0, 100);
+    prefetch_run_add(io, &o, &run, 100, 200000); /* touching: joined */
+    prefetch_run_add(io, &o, &run, 300000, 300001); /* past a gap: the first run starts */
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).gets, 1);
+    prefetch_run_flush(io, &o, &run);
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).gets, 2);
+    cr_assert_eq(run.start, run.end, "flushed");
+    object_ref_free(&o);
+}
+
+Test(object_read, one_footer_per_version)
+{
+    size_t len;
+    uint8_t *pq = fixture_read(FIXTURE_DIR "/v1_plain_none_index.parquet", &len);
+    cr_assert(mem_store_put(m, "t/a.parquet", pq, len));
+    cr_assert(mem_store_put(m, "t/junk.parquet", "not parquet at all, just bytes", 30));
+    footer_cache *fc = footer_cache_create(io, 1u << 20, 0);
+    object_ref o = ref_of("t/a.parquet", 200);
+    const parquet_footer *f1 = footer_cache_get(fc, &o);
+    const parquet_footer *f2 = footer_cache_get(fc, &o);
+    cr_assert_not_null(f1->meta, "%s", f1->err.msg);
+    cr_assert_eq(f1, f2, "the same parse");
+    cr_assert_eq(footer_cache_loads(fc), 1);
+    cr_assert_eq(f1->meta->n_row_groups, 2);
+    cr_assert_eq(f1->layout.n_chunks, 14);
+    footer_cache_put(fc, f1);
+    footer_cache_put(fc, f2);
+    const parquet_footer *f3 = footer_cache_get(fc, &o);
+    cr_assert_eq(footer_cache_loads(fc), 1, "kept while unreferenced, within the budget");
+    footer_cache_put(fc, f3);
+    object_ref bad = ref_of("t/junk.parquet", 201);
+    const parquet_footer *j1 = footer_cache_get(fc, &bad);
+    cr_assert_null(j1->meta);
+    cr_assert_eq(j1->err.code, FOOTER_E_PARSE);
+    cr_assert(strstr(j1->err.msg, "t/junk.parquet"), "the message names the object: %s", j1->err.msg);
+    footer_cache_put(fc, j1);
+    footer_cache_put(fc, footer_cache_get(fc, &bad));
+    cr_assert_eq(footer_cache_loads(fc), 2, "a footer that does not parse is remembered");
+    /* A read that fails is not remembered. */
+    object_ref other = ref_of("t/a.parquet", 202);
+    fault_plan plan = {.fail_gets = 1};
+    fault_store_set(faults, &plan);
+    const parquet_footer *e1 = footer_cache_get(fc, &other);
+    cr_assert_null(e1->meta);
+    cr_assert_eq(e1->err.code, FOOTER_E_READ);
+    footer_cache_put(fc, e1);
+    const parquet_footer *e2 = footer_cache_get(fc, &other);
+    cr_assert_not_null(e2->meta, "read again after a failed read");
+    footer_cache_put(fc, e2);
+    cr_assert_eq(footer_cache_loads(fc), 4);
+    mem_store_drain(m);
+    footer_cache_destroy(fc);
+    object_ref_free(&o);
+    object_ref_free(&bad);
+    object_ref_free(&other);
+    free(pq);
+}
+
+Test(object_read, idle_footers_are_evicted_past_the_budget)
+{
+    size_t len;
+    uint8_t *pq = fixture_read(FIXTURE_DIR "/v1_plain_none_index.parquet", &len);
+    cr_assert(mem_store_put(m, "a.parquet", pq, len));
+    footer_cache *fc = footer_cache_create(io, 1, 0); /* nothing idle is kept */
+    object_ref o = ref_of("a.parquet", 300);
+    const parquet_footer *f = footer_cache_get(fc, &o);
+    const parquet_footer *g = footer_cache_get(fc, &o);
+    cr_assert_eq(f, g, "shared while referenced");
+    footer_cache_put(fc, f);
+    footer_cache_put(fc, g);
+    footer_cache_put(fc, footer_cache_get(fc, &o));
+    cr_assert_eq(footer_cache_loads(fc), 2);
+    mem_store_drain(m);
+    footer_cache_destroy(fc);
+    object_ref_free(&o);
+    free(pq);
+}

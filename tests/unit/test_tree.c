@@ -1,0 +1,165 @@
+/* The namespace over the in-memory store: listings in pages, directories
+ * and files, one inode per object version, TTLs, names that cannot be
+ * files, and a failed refresh that keeps the previous listing. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fault_store.h"
+#include "mem_store.h"
+#include "tree.h"
+
+static mem_store *m;
+static fault_store *faults;
+static tree *t;
+
+static void setup(void)
+{
+    m = mem_store_create();
+    faults = fault_store_create(mem_store_base(m));
+    cr_assert(m && faults);
+}
+
+static void teardown(void)
+{
+    tree_destroy(t);
+    t = NULL;
+    store_destroy(fault_store_base(faults));
+    store_destroy(mem_store_base(m));
+}
+
+TestSuite(tree, .init = setup, .fini = teardown);
+
+static void put(const char *key, const char *data)
+{
+    cr_assert(mem_store_put(m, key, data, strlen(data)));
+}
+
+/* The inode of a path from the root ("a/b/c"), asserting each step. */
+static tree_attr walk(const char *path)
+{
+    tree_attr a = {.ino = TREE_ROOT_INO, .is_dir = true};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save))
+        cr_assert_eq(tree_lookup(t, a.ino, c, &a), STORE_OK, "lookup of %s in %s", c, path);
+    return a;
+}
+
+Test(tree, directories_files_and_pages)
+{
+    put("warehouse/t1/a.parquet", "0123456789");
+    put("warehouse/t1/_delta_log/00.json", "{}");
+    put("warehouse/t2/p=1/b.parquet", "xy");
+    put("warehouse/top.txt", "z");
+    put("elsewhere/x", "not under the prefix");
+    mem_store_set_page_keys(m, 1); /* every listing takes several pages */
+    t = tree_create(fault_store_base(faults), "warehouse/", 60000, 1000);
+    cr_assert_not_null(t);
+    sv_error err;
+    cr_assert_eq(tree_refresh_dir(t, TREE_ROOT_INO, NULL, &err), STORE_OK, "%s", err.msg);
+    tree_dir_snapshot snap;
+    cr_assert_eq(tree_readdir(t, TREE_ROOT_INO, &snap), STORE_OK);
+    cr_assert_eq(snap.n, 3);
+    cr_assert_str_eq(snap.entries[0].name, "t1");
+    cr_assert_str_eq(snap.entries[1].name, "t2");
+    cr_assert_str_eq(snap.entries[2].name, "top.txt");
+    cr_assert(snap.entries[0].is_dir && snap.entries[1].is_dir && !snap.entries[2].is_dir);
+    tree_dir_snapshot_free(&snap);
+    tree_attr f = walk("t1/a.parquet");
+    cr_assert(!f.is_dir && !f.in_delta_log);
+    cr_assert_eq(f.size, 10);
+    cr_assert_geq(f.ino, TREE_FIRST_INO);
+    char *key = tree_key(t, f.ino);
+    cr_assert_str_eq(key, "warehouse/t1/a.parquet");
+    free(key);
+    tree_attr log = walk("t1/_delta_log/00.json");
+    cr_assert(log.in_delta_log);
+    tree_attr d = walk("t2/p=1");
+    cr_assert(d.is_dir);
+    cr_assert_eq(tree_parent(t, d.ino), walk("t2").ino);
+    tree_attr none;
+    cr_assert_eq(tree_lookup(t, TREE_ROOT_INO, "elsewhere", &none), STORE_ERR_NOT_FOUND);
+    cr_assert_eq(tree_lookup(t, TREE_ROOT_INO, "missing", &none), STORE_ERR_NOT_FOUND);
+}
+
+Test(tree, a_replaced_object_is_a_new_inode)
+{
+    put("a.parquet", "first");
+    t = tree_create(mem_store_base(m), "", 0, 0); /* no TTL: every lookup lists again */
+    tree_attr before = walk("a.parquet");
+    put("a.parquet", "second version");
+    tree_attr after = walk("a.parquet");
+    cr_assert_neq(after.ino, before.ino, "a new ETag is a new inode");
+    cr_assert_eq(after.size, 14);
+    cr_assert_str_neq(after.etag, before.etag);
+    tree_attr old;
+    cr_assert_eq(tree_getattr(t, before.ino, &old), STORE_OK, "the old version's inode still answers");
+    cr_assert_eq(old.size, 5);
+    /* The same version listed again keeps its inode. */
+    cr_assert_eq(walk("a.parquet").ino, after.ino);
+}
+
+Test(tree, listings_are_reused_within_their_ttl)
+{
+    put("d/a", "1");
+    put("d/_delta_log/0.json", "{}");
+    t = tree_create(mem_store_base(m), "", 60000, 60000);
+    walk("d/a");
+    walk("d/_delta_log/0.json");
+    uint64_t lists = mem_store_counts_now(m).lists;
+    put("d/b", "2");
+    walk("d/a");
+    tree_attr none;
+    cr_assert_eq(tree_lookup(t, walk("d").ino, "b", &none), STORE_ERR_NOT_FOUND, "cached listing, TTL not over");
+    cr_assert_eq(mem_store_counts_now(m).lists, lists, "no listing within the TTL");
+    sv_error err;
+    cr_assert_eq(tree_refresh_dir(t, walk("d").ino, NULL, &err), STORE_OK);
+    walk("d/b");
+}
+
+Test(tree, names_that_cannot_be_files_are_skipped)
+{
+    char longname[300];
+    memset(longname, 'x', sizeof longname - 1);
+    longname[sizeof longname - 1] = '\0';
+    char longkey[320];
+    snprintf(longkey, sizeof longkey, "d/%s", longname);
+    put(longkey, "1");
+    put("d/./x", "1");
+    put("d/../y", "1");
+    put("d//z", "1");
+    put("d/ok", "1");
+    put("d/same", "file");
+    put("d/same/inner", "dir wins");
+    t = tree_create(mem_store_base(m), "", 60000, 1000);
+    tree_dir_snapshot snap;
+    cr_assert_eq(tree_readdir(t, walk("d").ino, &snap), STORE_OK);
+    cr_assert_eq(snap.n, 2, "only ok and same: %zu", snap.n);
+    cr_assert_str_eq(snap.entries[0].name, "ok");
+    cr_assert_str_eq(snap.entries[1].name, "same");
+    cr_assert(snap.entries[1].is_dir, "a file named like a directory: the directory wins");
+    tree_dir_snapshot_free(&snap);
+}
+
+Test(tree, a_failed_refresh_keeps_the_previous_listing)
+{
+    put("d/a", "1");
+    t = tree_create(fault_store_base(faults), "", 0, 0);
+    walk("d/a");
+    fault_plan plan = {.fail_lists = 100, .list_status = STORE_ERR_TIMEOUT};
+    fault_store_set(faults, &plan);
+    walk("d/a"); /* every listing fails now: the previous one is served */
+    cr_assert_gt(fault_store_injected(faults), 0);
+    /* A directory never listed has nothing to fall back on. */
+    tree_destroy(t);
+    t = tree_create(fault_store_base(faults), "", 0, 0);
+    sv_error err = {0};
+    cr_assert_eq(tree_refresh_dir(t, TREE_ROOT_INO, NULL, &err), STORE_ERR_TIMEOUT);
+    cr_assert_eq(err.code, STORE_ERR_TIMEOUT);
+    cr_assert(strstr(err.msg, "injected"), "the message names the cause: %s", err.msg);
+    tree_attr none;
+    cr_assert_neq(tree_lookup(t, TREE_ROOT_INO, "d", &none), STORE_OK);
+}

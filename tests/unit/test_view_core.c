@@ -1,0 +1,400 @@
+/* Hints and views through the whole core (router, views, plain path) over
+ * the in-memory store, without FUSE: writing and judging hints, what a view
+ * serves and fetches, and what it does when the store fails or the object
+ * changes under it. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fault_store.h"
+#include "fixture_files.h"
+#include "footer_cache.h"
+#include "fs.h"
+#include "log.h"
+#include "mem_store.h"
+#include "view.h"
+
+#define KEY "w/t/a.parquet"
+#define REL "t/a.parquet"
+
+static mem_store *m;
+static fault_store *faults;
+static sv_fs *fs;
+static sv_stats stats;
+static uint8_t *pq;
+static size_t pq_len;
+
+static void setup(void)
+{
+    sv_log_init(SV_LOG_ERROR, false);
+    m = mem_store_create();
+    faults = fault_store_create(mem_store_base(m));
+    pq = fixture_read(FIXTURE_DIR "/v1_plain_none_index.parquet", &pq_len);
+    cr_assert(mem_store_put(m, KEY, pq, pq_len));
+    cr_assert(mem_store_put(m, "w/t/notes.txt", "not parquet", 11));
+    memset(&stats, 0, sizeof stats);
+    sv_fs_config cfg;
+    sv_fs_config_defaults(&cfg);
+    cfg.prefix = "w/";
+    cfg.request_cost = 0; /* requests are free here: partial reads always pay */
+    fs = sv_fs_create(fault_store_base(faults), &stats, &cfg);
+    cr_assert_not_null(fs);
+    sv_error err;
+    cr_assert_eq(sv_fs_check(fs, &err), STORE_OK, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+    mem_store_drain(m);
+    sv_fs_destroy(fs);
+    store_destroy(fault_store_base(faults));
+    store_destroy(mem_store_base(m));
+    free(pq);
+}
+
+TestSuite(view_core, .init = setup, .fini = teardown);
+
+/* The inode of a path from the mount's root, or -errno. */
+static int64_t lookup(const char *path)
+{
+    sv_attr a = {.ino = 1};
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+        int r = sv_fs_lookup(fs, a.ino, c, &a);
+        if (r < 0)
+            return r;
+    }
+    return (int64_t)a.ino;
+}
+
+/* Write NAME.json and close it: the verdict of the close. */
+static int write_hint(const char *name, const char *json)
+{
+    char fname[160];
+    snprintf(fname, sizeof fname, "%s.json", name);
+    sv_file *f;
+    sv_attr a;
+    int r = sv_fs_create_file(fs, (uint64_t)lookup(".sieve/hints"), fname, O_WRONLY | O_CREAT, &f, &a);
+    if (r < 0)
+        return r;
+    cr_assert_eq(sv_fs_write(fs, f, 0, json, strlen(json)), (ssize_t)strlen(json));
+    r = sv_fs_flush(fs, f);
+    sv_fs_release(fs, f);
+    return r;
+}
+
+/* The whole content of a file (malloc'd), or NULL with *err set. */
+static uint8_t *read_all(const char *path, size_t *len, int *err)
+{
+    *err = 0;
+    int64_t ino = lookup(path);
+    cr_assert_gt(ino, 0, "lookup of %s: %lld", path, (long long)ino);
+    sv_file *f;
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0, "open %s", path);
+    size_t cap = 1u << 20, n = 0;
+    uint8_t *buf = malloc(cap);
+    for (;;) {
+        struct iovec iov[SV_READ_MAX_IOV];
+        size_t niov;
+        sv_read_pins pins;
+        ssize_t r = sv_fs_read_pinned(fs, f, n, 128u << 10, iov, SV_READ_MAX_IOV, &niov, &pins);
+        if (r < 0) {
+            *err = (int)r;
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        if (r == 0)
+            break;
+        for (size_t i = 0; i < niov; i++) {
+            cr_assert_leq(n + iov[i].iov_len, cap);
+            memcpy(buf + n, iov[i].iov_base, iov[i].iov_len);
+            n += iov[i].iov_len;
+        }
+        sv_fs_read_release(fs, &pins);
+    }
+    sv_fs_release(fs, f);
+    *len = n;
+    return buf;
+}
+
+static json_t *stats_of(const char *name)
+{
+    char path[200];
+    snprintf(path, sizeof path, ".sieve/hints/%s.stats", name);
+    size_t len;
+    int err;
+    uint8_t *text = read_all(path, &len, &err);
+    cr_assert_not_null(text);
+    json_error_t je;
+    json_t *doc = json_loadb((const char *)text, len, 0, &je);
+    cr_assert_not_null(doc, "stats parse: %s", je.text);
+    free(text);
+    return doc;
+}
+
+static uint64_t counter(json_t *doc, const char *name)
+{
+    json_t *v = json_object_get(doc, name);
+    cr_assert(json_is_integer(v), "%s in the stats", name);
+    return (uint64_t)json_integer_value(v);
+}
+
+/* The file's parsed footer, from the fixture's bytes. */
+static parquet_footer footer_of(const uint8_t *file, size_t len)
+{
+    parquet_footer ft;
+    uint64_t need;
+    cr_assert_eq(parquet_footer_from_tail(file, len, len, &ft, &need), FOOTER_OK);
+    return ft;
+}
+
+/* Bytes of the view that differ from the real file lie only inside column
+ * chunks of the columns in allowed (a bitmask of leaves); returns how many differ. */
+static size_t check_differences(const uint8_t *view, uint32_t allowed)
+{
+    parquet_footer ft = footer_of(pq, pq_len);
+    size_t diff = 0;
+    for (size_t i = 0; i < pq_len; i++) {
+        if (view[i] == pq[i])
+            continue;
+        diff++;
+        bool inside = false;
+        for (uint32_t g = 0; g < ft.meta->n_row_groups && !inside; g++)
+            for (uint32_t c = 0; c < ft.meta->n_leaves && !inside; c++) {
+                uint64_t off, len;
+                cr_assert(pq_column_chunk_range(&ft.meta->row_groups[g].columns[c], &off, &len));
+                inside = (allowed >> c & 1) && i >= off && i < off + len;
+            }
+        cr_assert(inside, "byte %zu differs outside the chunks that may", i);
+    }
+    parquet_footer_clear(&ft);
+    return diff;
+}
+
+Test(view_core, a_rows_hint_synthesizes_pages_without_selected_rows)
+{
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    size_t len;
+    int err;
+    uint8_t *json = read_all(".sieve/hints/q.json", &len, &err);
+    cr_assert_eq(len, strlen("{\"rows\": {\"" REL "\": [[10, 12]]}}"), "the document reads back as written");
+    free(json);
+    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
+    cr_assert_not_null(view, "read: %d", err);
+    cr_assert_eq(len, pq_len, "same size as the object");
+    size_t diff = check_differences(view, 0x7f); /* no filter column: every chunk may be sieved */
+    cr_assert_gt(diff, 0, "some values were not the real ones");
+    json_t *st = stats_of("q");
+    cr_assert_gt(counter(st, "pages_synthesized"), 0);
+    /* The fixture's pages are smaller than the planner's first probe, so
+     * the one page per column that holds rows 10 and 11 is read whole. */
+    cr_assert_eq(counter(st, "pages_real"), 7, "one page per column holds the selected rows");
+    cr_assert_eq(counter(st, "pages_partial"), 0);
+    cr_assert_gt(counter(st, "requests"), 0, "the planning rounds");
+    json_t *file = json_array_get(json_object_get(st, "files"), 0);
+    cr_assert_str_eq(json_string_value(json_object_get(file, "state")), "view");
+    cr_assert_eq(json_integer_value(json_object_get(file, "selected_rows")), 2);
+    json_decref(st);
+    free(view);
+    /* The plain path still serves the real bytes. */
+    uint8_t *plain = read_all(REL, &len, &err);
+    cr_assert_eq(memcmp(plain, pq, pq_len), 0);
+    free(plain);
+}
+
+Test(view_core, filter_columns_and_the_footer_are_real)
+{
+    /* i32 is 3 x the row number (some rows null): row 10 only. */
+    cr_assert_eq(write_hint("f", "{\"where\": \"i32 = 30\"}"), 0);
+    size_t len;
+    int err;
+    uint8_t *view = read_all(".sieve/views/f/" REL, &len, &err);
+    cr_assert_not_null(view);
+    cr_assert_gt(check_differences(view, 0x7f & ~1u), 0, "i32 (leaf 0) is the filter column: all real");
+    json_t *st = stats_of("f");
+    json_t *file = json_array_get(json_object_get(st, "files"), 0);
+    cr_assert_eq(json_integer_value(json_object_get(file, "selected_rows")), 1);
+    json_decref(st);
+    free(view);
+}
+
+Test(view_core, rejected_hints_say_why)
+{
+    cr_assert_eq(write_hint("bad", "{\"where\": \"nosuch = 1\"}"), -EINVAL);
+    size_t len;
+    int err;
+    uint8_t *why = read_all(".sieve/hints/bad.error", &len, &err);
+    cr_assert_not_null(why);
+    cr_assert(memmem(why, len, "nosuch", 6), "%.*s", (int)len, why);
+    free(why);
+    cr_assert_eq(lookup(".sieve/views/bad"), -ENOENT);
+    cr_assert_eq(write_hint("bad2", "{not json"), -EINVAL);
+    cr_assert_eq(write_hint("r", "{\"rows\": {\"t/missing.parquet\": [[0, 1]]}}"), -EINVAL);
+    cr_assert_eq(write_hint("r2", "{\"rows\": {\"" REL "\": [[0, 100000]]}}"), -EINVAL, "past the file's rows");
+    /* Accepted hints are immutable. */
+    cr_assert_eq(write_hint("ok", "{\"where\": \"i32 = 3\"}"), 0);
+    cr_assert_eq(write_hint("ok", "{\"where\": \"i32 = 6\"}"), -EEXIST);
+    cr_assert_eq(write_hint("ok", "{\"where\": \"i32 = 3\"}"), 0, "the same document again is fine");
+    cr_assert_eq(sv_fs_unlink(fs, (uint64_t)lookup(".sieve/hints"), "ok.json"), 0);
+    cr_assert_eq(lookup(".sieve/views/ok"), -ENOENT);
+}
+
+Test(view_core, failed_planning_rounds_serve_real_bytes)
+{
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    /* Open (which reads the whole small file into the cache as its tail),
+     * then make every GET fail: the rounds fail, the cached bytes stay. */
+    int64_t ino = lookup(".sieve/views/q/" REL);
+    cr_assert_gt(ino, 0);
+    sv_file *f;
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0);
+    mem_store_drain(m);
+    fault_plan plan = {.fail_gets = 1000000};
+    fault_store_set(faults, &plan);
+    size_t len;
+    int err;
+    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
+    cr_assert_not_null(view, "read: %d", err);
+    cr_assert_eq(memcmp(view, pq, pq_len), 0, "every page real when its plan cannot be fetched");
+    cr_assert_gt(fault_store_injected(faults), 0, "the rounds did fail");
+    json_t *st = stats_of("q");
+    cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    cr_assert_gt(counter(st, "pages_real"), 0);
+    json_decref(st);
+    free(view);
+    sv_fs_release(fs, f);
+}
+
+Test(view_core, a_changed_object_is_served_as_the_version_opened_or_not_at_all)
+{
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    int64_t ino = lookup(".sieve/views/q/" REL);
+    sv_file *f;
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0);
+    mem_store_drain(m);
+    uint8_t *other = malloc(pq_len);
+    memset(other, 0x5a, pq_len);
+    cr_assert(mem_store_put(m, KEY, other, pq_len)); /* a new version behind the mount */
+    struct iovec iov[SV_READ_MAX_IOV];
+    size_t niov, n = 0;
+    sv_read_pins pins;
+    uint8_t *got = malloc(pq_len);
+    while (n < pq_len) {
+        ssize_t r = sv_fs_read_pinned(fs, f, n, 4096, iov, SV_READ_MAX_IOV, &niov, &pins);
+        if (r < 0) {
+            cr_assert_eq(r, -EIO, "an error, never the new bytes");
+            break;
+        }
+        cr_assert_gt(r, 0);
+        for (size_t i = 0; i < niov; i++) {
+            memcpy(got + n, iov[i].iov_base, iov[i].iov_len);
+            n += iov[i].iov_len;
+        }
+        sv_fs_read_release(fs, &pins);
+    }
+    /* What was served is the opened version's (real or a plan of it). */
+    for (size_t i = 0; i < n; i++)
+        cr_assert(got[i] == pq[i] || got[i] != 0x5a || pq[i] == 0x5a, "byte %zu is the new version's", i);
+    sv_fs_release(fs, f);
+    free(got);
+    free(other);
+}
+
+Test(view_core, views_mirror_the_tree_and_are_read_only)
+{
+    cr_assert_eq(write_hint("q", "{\"where\": \"i32 = 30\"}"), 0);
+    sv_attr a;
+    int64_t dir = lookup(".sieve/views/q/t");
+    cr_assert_gt(dir, 0);
+    cr_assert_eq(sv_fs_getattr(fs, (uint64_t)dir, &a), 0);
+    cr_assert_eq(a.mode & S_IFMT, S_IFDIR);
+    sv_dir *d;
+    cr_assert_eq(sv_fs_opendir(fs, (uint64_t)dir, &d), 0);
+    const sv_dirents *e = sv_dir_entries(d);
+    cr_assert_eq(e->n, 4, ". .. a.parquet notes.txt");
+    cr_assert_str_eq(e->entries[2].name, "a.parquet");
+    cr_assert_neq(e->entries[2].ino, (uint64_t)lookup(REL), "a view's own inodes");
+    sv_fs_releasedir(fs, d);
+    sv_file *f;
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_WRONLY, &f, &of), -EROFS);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDWR, &f, &of), -EROFS);
+    size_t len;
+    int err;
+    uint8_t *txt = read_all(".sieve/views/q/t/notes.txt", &len, &err);
+    cr_assert_eq(len, 11);
+    cr_assert_eq(memcmp(txt, "not parquet", 11), 0, "files that are not Parquet are real");
+    free(txt);
+}
+
+Test(view_core, handles_left_open_are_freed_with_the_mount)
+{
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[0, 2]]}}"), 0);
+    sv_file *f, *g, *h;
+    sv_open_flags of;
+    sv_dir *d;
+    sv_attr a;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_RDONLY, &f, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDONLY, &g, &of), 0);
+    cr_assert_eq(sv_fs_create_file(fs, (uint64_t)lookup(".sieve/hints"), "w.json", O_WRONLY, &h, &a), 0);
+    cr_assert_eq(sv_fs_write(fs, h, 0, "{}", 2), 2);
+    cr_assert_eq(sv_fs_opendir(fs, (uint64_t)lookup(".sieve"), &d), 0);
+    /* teardown destroys the filesystem with all four open (valgrind and ASan check the rest) */
+}
+
+/* The view module on its own over a plain tree, to see its footer cache. */
+Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
+{
+    sv_log_init(SV_LOG_ERROR, false);
+    mem_store *ms = mem_store_create();
+    size_t len;
+    uint8_t *file = fixture_read(FIXTURE_DIR "/v1_plain_none_index.parquet", &len);
+    cr_assert(mem_store_put(ms, KEY, file, len));
+    sv_stats st = {0};
+    plain_config pc = {.prefix = "w/", .cache_bytes = 16u << 20, .block_size = 16u << 10,
+                       .max_request = 1u << 20, .tail_bytes = 64u << 10, .dir_ttl_ms = 60000,
+                       .delta_log_ttl_ms = 1000, .prefetch = {.min_streak = 4u << 20, .max_window = 1u << 20}};
+    plain_fs *p = plain_fs_create(mem_store_base(ms), &st, &pc);
+    view_env env = {.plain = p, .request_cost = 0};
+    view_registry *r = views_create(&env);
+    cr_assert(p && r);
+    hint_writer *w;
+    sv_attr a;
+    cr_assert_eq(views_create_hint(r, SV_INO_HINTS, "q.json", &w, &a), 0);
+    const char *doc = "{\"rows\": {\"" REL "\": [[10, 12]]}}";
+    cr_assert_eq(hint_writer_write(w, 0, doc, strlen(doc)), (ssize_t)strlen(doc));
+    cr_assert_eq(hint_writer_flush(r, w), 0);
+    hint_writer_close(r, w, false);
+    cr_assert_eq(footer_cache_loads(p->footers), 1, "acceptance read the footer of the file in rows");
+    sv_attr dir, t, f;
+    cr_assert_eq(views_lookup(r, SV_INO_VIEWS, "q", &dir), 0);
+    cr_assert_eq(views_lookup(r, dir.ino, "t", &t), 0);
+    cr_assert_eq(views_lookup(r, t.ino, "a.parquet", &f), 0);
+    plain_file pf;
+    cr_assert_eq(plain_file_open(p, f.ino & ((1ull << 40) - 1), true, &pf), 0, "the same object, plain");
+    view_opened vo;
+    sv_open_flags of;
+    cr_assert_eq(views_open(r, f.ino, O_RDONLY, &vo, &of), 0);
+    cr_assert_eq(vo.kind, VIEW_OPENED_FILE);
+    uint8_t *buf = malloc(len);
+    cr_assert_eq(view_reader_read(r, vo.reader, 0, len, buf), (ssize_t)len);
+    cr_assert_eq(memcmp(buf + len - 8, file + len - 8, 8), 0, "the footer's trailer is real");
+    cr_assert_eq(footer_cache_loads(p->footers), 1, "one parse for acceptance, the plain open and the view");
+    view_reader_close(r, vo.reader);
+    plain_file_close(p, &pf);
+    mem_store_drain(ms);
+    views_destroy(r);
+    plain_fs_destroy(p);
+    store_destroy(mem_store_base(ms));
+    free(buf);
+    free(file);
+}
