@@ -330,9 +330,9 @@ static int serve(const mount_opts *o, const char *mountpoint)
 
     sv_fs_config fc;
     sv_fs_config_defaults(&fc);
-    fc.prefix = prefix;
-    fc.cache_bytes = o->cache_size;
-    fc.dir_ttl_ms = o->dir_ttl_s * 1000;
+    fc.plain.prefix = prefix;
+    fc.plain.cache_bytes = o->cache_size;
+    fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
     fc.request_cost = (uint32_t)o->request_cost;
     sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
     if (!fs)

@@ -1,9 +1,10 @@
 #include "control.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "sv_json.h"
 
 bool control_owns(uint64_t ino)
 {
@@ -29,20 +30,7 @@ char *control_render_stats(const plain_fs *p, size_t *len)
                           "cache_limit_bytes", (json_int_t)block_cache_limit(p->cache),
                           "retries", (json_int_t)STAT_GET(st, retries),
                           "errors", (json_int_t)STAT_GET(st, errors));
-    char *text = o ? json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-    json_decref(o);
-    if (!text)
-        return NULL;
-    size_t n = strlen(text);
-    char *out = realloc(text, n + 2);
-    if (!out) {
-        free(text);
-        return NULL;
-    }
-    out[n] = '\n';
-    out[n + 1] = '\0';
-    *len = n + 1;
-    return out;
+    return sv_json_text(o, JSON_INDENT(2), len);
 }
 
 void control_attr(const plain_fs *p, uint64_t ino, sv_attr *out)

@@ -52,18 +52,19 @@ typedef struct {
 void sv_fs_config_defaults(sv_fs_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
-    cfg->prefix = "";
-    cfg->cache_bytes = 512ull << 20;
-    cfg->block_size = 16u << 10;
-    cfg->max_request = 16ull << 20;
-    cfg->max_window = 64ull << 20;
-    cfg->min_streak = 4ull << 20;
-    cfg->tail_bytes = 64u << 10;
-    cfg->dir_ttl_ms = 60000;
-    cfg->delta_log_ttl_ms = 1000;
-    cfg->file_attr_timeout_s = 3600;
-    cfg->delta_log_attr_timeout_s = 1;
-    cfg->dir_attr_timeout_s = 10;
+    plain_config *p = &cfg->plain;
+    p->prefix = "";
+    p->cache_bytes = 512ull << 20;
+    p->block_size = 16u << 10;
+    p->max_request = 16ull << 20;
+    p->prefetch.max_window = 64ull << 20;
+    p->prefetch.min_streak = 4ull << 20;
+    p->tail_bytes = 64u << 10;
+    p->dir_ttl_ms = 60000;
+    p->delta_log_ttl_ms = 1000;
+    p->file_attr_timeout_s = 3600;
+    p->delta_log_attr_timeout_s = 1;
+    p->dir_attr_timeout_s = 10;
     cfg->request_cost = SV_DEFAULT_REQUEST_COST;
 }
 
@@ -74,20 +75,7 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
         return NULL;
     fs->stats = stats;
     handle_list_init(&fs->handles);
-    plain_config pc = {
-        .prefix = cfg->prefix,
-        .cache_bytes = cfg->cache_bytes,
-        .block_size = cfg->block_size,
-        .max_request = cfg->max_request,
-        .tail_bytes = cfg->tail_bytes,
-        .dir_ttl_ms = cfg->dir_ttl_ms,
-        .delta_log_ttl_ms = cfg->delta_log_ttl_ms,
-        .file_attr_timeout_s = cfg->file_attr_timeout_s,
-        .delta_log_attr_timeout_s = cfg->delta_log_attr_timeout_s,
-        .dir_attr_timeout_s = cfg->dir_attr_timeout_s,
-        .prefetch = {.min_streak = cfg->min_streak, .max_window = cfg->max_window},
-    };
-    fs->plain = plain_fs_create(store, stats, &pc);
+    fs->plain = plain_fs_create(store, stats, &cfg->plain);
     view_env env = {.plain = fs->plain, .request_cost = cfg->request_cost};
     fs->views = fs->plain ? views_create(&env) : NULL;
     if (!fs->plain || !fs->views) {

@@ -13,6 +13,7 @@
 
 #include "object_read.h"
 #include "object_store.h"
+#include "plain.h"
 #include "stats.h"
 #include "sv_error.h"
 #include "vfs_types.h"
@@ -23,18 +24,7 @@
 #define SV_DEFAULT_REQUEST_COST (128u << 10)
 
 typedef struct {
-    const char *prefix;        /* "" or ending in '/' */
-    uint64_t cache_bytes;      /* block cache limit */
-    uint32_t block_size;       /* cache block, bytes */
-    uint64_t max_request;      /* largest single ranged GET */
-    uint64_t max_window;       /* largest sequential prefetch window */
-    uint64_t min_streak;       /* sequential bytes read before prefetch starts */
-    uint64_t tail_bytes;       /* fetched from the end of a file at open (a Parquet file's footer) */
-    uint64_t dir_ttl_ms;       /* listing cache TTL */
-    uint64_t delta_log_ttl_ms; /* same under _delta_log/ */
-    double file_attr_timeout_s;
-    double delta_log_attr_timeout_s;
-    double dir_attr_timeout_s;
+    plain_config plain;    /* the plain tree, its caches and prefetch */
     /* What one more S3 request is worth in transferred bytes, for the views'
      * partial-read decisions: gaps shorter than this are read through, and a
      * page is read partially only when that still saves after this much per

@@ -122,9 +122,9 @@ int plain_bind_object(plain_fs *p, uint64_t ino, object_ref *out)
     return 0;
 }
 
-static ssize_t xattr_value(const char *value, char *buf, size_t size)
+/* The xattr protocol: size 0 asks for the length. */
+static ssize_t xattr_bytes(const char *value, size_t n, char *buf, size_t size)
 {
-    size_t n = strlen(value);
     if (size == 0)
         return (ssize_t)n;
     if (size < n)
@@ -142,12 +142,12 @@ ssize_t plain_getxattr(plain_fs *p, uint64_t ino, const char *name, char *buf, s
         char *key = tree_key(p->tree, ino);
         if (!key)
             return -ENOMEM;
-        ssize_t r = xattr_value(key, buf, size);
+        ssize_t r = xattr_bytes(key, strlen(key), buf, size);
         free(key);
         return r;
     }
     if (strcmp(name, SV_XATTR_ETAG) == 0 && !ta.is_dir)
-        return xattr_value(ta.etag, buf, size);
+        return xattr_bytes(ta.etag, strlen(ta.etag), buf, size);
     return -ENODATA;
 }
 
@@ -158,14 +158,9 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
     tree_attr ta;
     if (tree_getattr(p->tree, ino, &ta) != STORE_OK)
         return -ENOENT;
-    const char *names = ta.is_dir ? dir_names : file_names;
-    size_t n = ta.is_dir ? sizeof dir_names - 1 : sizeof file_names - 1;
-    if (size == 0)
-        return (ssize_t)n;
-    if (size < n)
-        return -ERANGE;
-    memcpy(buf, names, n);
-    return (ssize_t)n;
+    if (ta.is_dir)
+        return xattr_bytes(dir_names, sizeof dir_names - 1, buf, size);
+    return xattr_bytes(file_names, sizeof file_names - 1, buf, size);
 }
 
 /* ---- open files ---------------------------------------------------------------- */

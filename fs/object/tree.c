@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "sv_grow.h"
 
 typedef struct node {
     uint64_t ino;
@@ -97,15 +98,10 @@ static bool is_delta_log_key(const char *key)
 static node *node_new(tree *t, uint64_t parent, const char *key, bool is_dir, uint64_t size,
                       int64_t mtime, const char *etag)
 {
-    if (t->n_nodes == t->cap_nodes) {
-        size_t nc = t->cap_nodes ? t->cap_nodes * 2 : 1024;
-        node **nn = realloc(t->nodes, nc * sizeof *nn);
-        if (!nn)
-            return NULL;
-        memset(nn + t->cap_nodes, 0, (nc - t->cap_nodes) * sizeof *nn);
-        t->nodes = nn;
-        t->cap_nodes = nc;
-    }
+    size_t old_cap = t->cap_nodes;
+    if (!sv_grow((void **)&t->nodes, &t->cap_nodes, t->n_nodes + 1, sizeof *t->nodes, 1024, SIZE_MAX / 16))
+        return NULL;
+    memset(t->nodes + old_cap, 0, (t->cap_nodes - old_cap) * sizeof *t->nodes);
     if (t->index_count >= t->index_buckets && !index_grow(t))
         return NULL;
     node *n = calloc(1, sizeof *n);
@@ -238,14 +234,8 @@ static const char *child_name(const char *prefix, const char *key, size_t *len, 
 static bool raw_push(raw_list *l, const char *name, size_t nlen, const char *key, bool is_dir,
                      uint64_t size, int64_t mtime, const char *etag)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 256;
-        raw_entry *nv = realloc(l->v, nc * sizeof *nv);
-        if (!nv)
-            return false;
-        l->v = nv;
-        l->cap = nc;
-    }
+    if (!sv_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v, 256, SIZE_MAX / 64))
+        return false;
     raw_entry *e = &l->v[l->n];
     e->name = strndup(name, nlen);
     e->key = strdup(key);

@@ -2,6 +2,7 @@
  * following botocore's rules (configparser syntax, env > files).
  * Secret values never reach an error message. */
 #include "aws_config.h"
+#include "sv_grow.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -59,20 +60,6 @@ static void free_secret(char *s)
     }
 }
 
-/* Grow an array by doubling; the caller's element count is bounded by the
- * input size (AWS_INI_MAX_FILE), so this cannot run away. */
-static bool grow(void **array, size_t *cap, size_t elem_size)
-{
-    const size_t new_cap = *cap ? *cap * 2 : 16;
-    if (new_cap > SIZE_MAX / elem_size)
-        return false;
-    void *p = realloc(*array, new_cap * elem_size);
-    if (!p)
-        return false;
-    *array = p;
-    *cap = new_cap;
-    return true;
-}
 
 static char *dup_range(const char *s, size_t n)
 {
@@ -86,8 +73,9 @@ static char *dup_range(const char *s, size_t n)
 
 static bool add_section(aws_ini *ini, const char *name, size_t len)
 {
-    if (ini->n_sections == ini->cap_sections &&
-        !grow((void **)&ini->sections, &ini->cap_sections, sizeof *ini->sections))
+    /* Counts are bounded by the input size (AWS_INI_MAX_FILE). */
+    if (!sv_grow((void **)&ini->sections, &ini->cap_sections, ini->n_sections + 1, sizeof *ini->sections, 16,
+                 AWS_INI_MAX_FILE))
         return false;
     char *copy = dup_range(name, len);
     if (!copy)
@@ -100,8 +88,8 @@ static bool add_section(aws_ini *ini, const char *name, size_t len)
 static bool add_entry(aws_ini *ini, const char *key, size_t key_len, const char *value,
                       size_t value_len)
 {
-    if (ini->n_entries == ini->cap_entries &&
-        !grow((void **)&ini->entries, &ini->cap_entries, sizeof *ini->entries))
+    if (!sv_grow((void **)&ini->entries, &ini->cap_entries, ini->n_entries + 1, sizeof *ini->entries, 16,
+                 AWS_INI_MAX_FILE))
         return false;
     ini_entry e = { dup_range(key, key_len), dup_range(value, value_len) };
     if (!e.key || !e.value) {
@@ -371,15 +359,11 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
                           AWS_INI_MAX_FILE);
                 break;
             }
-            const size_t new_cap = cap * 2 > AWS_INI_MAX_FILE + 1 ? AWS_INI_MAX_FILE + 1 : cap * 2;
-            char *bigger = realloc(buf, new_cap);
-            if (!bigger) {
+            if (!sv_grow((void **)&buf, &cap, cap + 1, 1, cap, AWS_INI_MAX_FILE + 1)) {
                 free(buf);
                 buf = NULL;
                 break;
             }
-            buf = bigger;
-            cap = new_cap;
         }
         const ssize_t n = read(fd, buf + used, cap - used);
         if (n < 0 && errno == EINTR)

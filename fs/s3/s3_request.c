@@ -9,6 +9,7 @@
 #include "http_range.h"
 #include "s3_client.h"
 #include "s3_listing.h"
+#include "sv_grow.h"
 
 #define EMPTY_PAYLOAD_SHA256 "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 #define ERROR_BODY_MAX (64u << 10) /* keep at most this much of an error response */
@@ -61,18 +62,8 @@ static bool body_append(s3_request *r, const char *data, size_t n)
         r->body_overflow = true;
         return false;
     }
-    if (r->body_len + n + 1 > r->body_cap) {
-        size_t cap = r->body_cap ? r->body_cap : 16384;
-        while (cap < r->body_len + n + 1)
-            cap *= 2;
-        if (cap > r->body_limit + 1)
-            cap = r->body_limit + 1;
-        char *nb = realloc(r->body, cap);
-        if (!nb)
-            return false;
-        r->body = nb;
-        r->body_cap = cap;
-    }
+    if (!sv_grow((void **)&r->body, &r->body_cap, r->body_len + n + 1, 1, 16384, r->body_limit + 1))
+        return false;
     memcpy(r->body + r->body_len, data, n);
     r->body_len += n;
     r->body[r->body_len] = 0;

@@ -6,6 +6,7 @@
 
 #include "log.h"
 #include "parquet_meta.h"
+#include "sv_grow.h"
 
 /* TODO(profiler merge): these derive from the link. Gaps are merged below
  * the larger of PLAN_GAP_MERGE and the request cost. */
@@ -169,30 +170,16 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, PLAN_MIN_SAVING)) {
                 vt->pages_real++; /* every row selected, or too small to pay for its requests */
                 vt->bytes_fetched += pg->total_size;
-                if (early && sel->n > 0) {
-                    if (nreals == capreals) {
-                        size_t nc = capreals ? capreals * 2 : 64;
-                        fetch_span *nr = realloc(reals, nc * sizeof *nr);
-                        if (nr) {
-                            reals = nr;
-                            capreals = nc;
-                        }
-                    }
-                    if (nreals < capreals) /* else fetched when read, as usual */
-                        reals[nreals++] = (fetch_span){pg->offset, pg->total_size, NULL};
-                }
+                /* Without memory for it, a page is fetched when read, as usual. */
+                if (early && sel->n > 0 &&
+                    sv_grow((void **)&reals, &capreals, nreals + 1, sizeof *reals, 64, SIZE_MAX / 64))
+                    reals[nreals++] = (fetch_span){pg->offset, pg->total_size, NULL};
                 continue;
             }
-            if (njobs == capjobs) {
-                size_t nc = capjobs ? capjobs * 2 : 64;
-                page_job *nj = realloc(jobs, nc * sizeof *nj);
-                if (!nj) {
-                    vt->pages_real++;
-                    vt->bytes_fetched += pg->total_size;
-                    continue;
-                }
-                jobs = nj;
-                capjobs = nc;
+            if (!sv_grow((void **)&jobs, &capjobs, njobs + 1, sizeof *jobs, 64, SIZE_MAX / 256)) {
+                vt->pages_real++;
+                vt->bytes_fetched += pg->total_size;
+                continue;
             }
             page_job *j = &jobs[njobs];
             memset(j, 0, sizeof *j);
@@ -255,15 +242,9 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             }
             uint64_t base = j->ch->pm.pages[j->page].offset;
             for (uint32_t r = 0; r < j->res.n_need; r++) {
-                if (nspans == capspans) {
-                    size_t nc = capspans ? capspans * 2 : 256;
-                    fetch_span *ns = realloc(spans, nc * sizeof *ns);
-                    if (!ns) {
-                        oom = true;
-                        break;
-                    }
-                    spans = ns;
-                    capspans = nc;
+                if (!sv_grow((void **)&spans, &capspans, nspans + 1, sizeof *spans, 256, SIZE_MAX / 64)) {
+                    oom = true;
+                    break;
                 }
                 spans[nspans++] = (fetch_span){base + j->res.need[r].off, j->res.need[r].len, NULL};
             }

@@ -1,4 +1,5 @@
 #include "hint.h"
+#include "sv_grow.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -140,15 +141,10 @@ static bool parse_rows(sv_hint *h, json_t *rows, sv_error *err)
                          (unsigned long long)b, (unsigned long long)a);
                 return false;
             }
-            if (fr->ranges.n == fr->ranges.cap) {
-                size_t cap = fr->ranges.cap ? fr->ranges.cap * 2 : 8;
-                row_range *r = realloc(fr->ranges.r, cap * sizeof *r);
-                if (!r) {
-                    sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
-                    return false;
-                }
-                fr->ranges.r = r;
-                fr->ranges.cap = cap;
+            if (!sv_grow((void **)&fr->ranges.r, &fr->ranges.cap, fr->ranges.n + 1, sizeof *fr->ranges.r, 8,
+                         HINT_MAX_RANGES)) {
+                sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
+                return false;
             }
             fr->ranges.r[fr->ranges.n++] = (row_range){a, b};
         }

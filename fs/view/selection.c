@@ -7,6 +7,7 @@
 #include "decode.h"
 #include "page_map.h"
 #include "pq_value.h"
+#include "sv_grow.h"
 
 /* Decode one filter column chunk of a row group into per-row values. BYTES
  * values are copied into *arena (pointers fixed up at the end). */
@@ -115,18 +116,10 @@ static int decode_filter_chunk(const pq_file_meta *m, uint32_t rg, uint32_t leaf
                     rc = -1;
                     break;
                 }
-                if (need > out->arena_cap) {
-                    size_t cap = out->arena_cap ? out->arena_cap : 65536;
-                    while (cap < need)
-                        cap *= 2;
-                    uint8_t *a = realloc(out->arena, cap);
-                    if (!a) {
-                        snprintf(err, errlen, "out of memory");
-                        rc = -1;
-                        break;
-                    }
-                    out->arena = a;
-                    out->arena_cap = cap;
+                if (!sv_grow((void **)&out->arena, &out->arena_cap, need, 1, 65536, SELECTION_MAX_FILTER_BYTES)) {
+                    snprintf(err, errlen, "out of memory");
+                    rc = -1;
+                    break;
                 }
                 if (val.v.bytes.len)
                     memcpy(out->arena + out->arena_len, val.v.bytes.ptr, val.v.bytes.len);

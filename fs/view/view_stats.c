@@ -1,9 +1,9 @@
 #include "view_stats.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "sv_json.h"
 #include "view_file.h"
 #include "view_registry.h"
 
@@ -71,20 +71,10 @@ char *view_stats_render(sv_view *v, size_t *len)
         bad |= put_counters(doc, &total);
         bad |= json_object_set(doc, "files", files);
     }
-    char *text = bad ? NULL : json_dumps(doc, JSON_PRESERVE_ORDER);
     json_decref(files);
-    json_decref(doc);
-    if (!text)
-        return NULL;
-    /* One line per document, as readers of the file expect. */
-    size_t n = strlen(text);
-    char *out = realloc(text, n + 2);
-    if (!out) {
-        free(text);
+    if (bad) {
+        json_decref(doc);
         return NULL;
     }
-    out[n] = '\n';
-    out[n + 1] = '\0';
-    *len = n + 1;
-    return out;
+    return sv_json_text(doc, 0, len); /* one line per document */
 }

@@ -29,14 +29,14 @@ Test(mem_store, ranged_get_and_if_match)
     char etag[S3_ETAG_MAX + 1];
     cr_assert(mem_store_etag(m, "a/x", etag));
     char buf[4] = {0};
-    cr_assert_eq(test_get_range(mem_store_base(m), "a/x", etag, 3, 4, buf), STORE_OK);
+    cr_assert_eq(store_get(mem_store_base(m), "a/x", etag, 3, 4, buf, NULL), STORE_OK);
     cr_assert_eq(memcmp(buf, "3456", 4), 0);
-    cr_assert_eq(test_get_range(mem_store_base(m), "a/x", "\"other\"", 3, 4, buf), STORE_ERR_CHANGED);
-    cr_assert_eq(test_get_range(mem_store_base(m), "a/x", NULL, 8, 4, buf), STORE_ERR_CHANGED, "past the end: 416");
-    cr_assert_eq(test_get_range(mem_store_base(m), "nope", NULL, 0, 1, buf), STORE_ERR_NOT_FOUND);
+    cr_assert_eq(store_get(mem_store_base(m), "a/x", "\"other\"", 3, 4, buf, NULL), STORE_ERR_CHANGED);
+    cr_assert_eq(store_get(mem_store_base(m), "a/x", NULL, 8, 4, buf, NULL), STORE_ERR_CHANGED, "past the end: 416");
+    cr_assert_eq(store_get(mem_store_base(m), "nope", NULL, 0, 1, buf, NULL), STORE_ERR_NOT_FOUND);
     /* A put replaces the object under a new ETag. */
     cr_assert(mem_store_put(m, "a/x", "abcdefghij", 10));
-    cr_assert_eq(test_get_range(mem_store_base(m), "a/x", etag, 0, 1, buf), STORE_ERR_CHANGED);
+    cr_assert_eq(store_get(mem_store_base(m), "a/x", etag, 0, 1, buf, NULL), STORE_ERR_CHANGED);
     mem_store_counts c = mem_store_counts_now(m);
     cr_assert_eq(c.gets, 5);
     cr_assert_eq(c.get_bytes, 4);
@@ -135,10 +135,10 @@ Test(mem_store, fault_store_injects_and_passes_through)
     char buf[4];
     fault_plan plan = {.fail_gets = 2, .get_status = STORE_ERR_TIMEOUT, .only_from = 5, .only_to = 6};
     fault_store_set(f, &plan);
-    cr_assert_eq(test_get_range(s, "k", NULL, 0, 4, buf), STORE_OK, "outside the range: not counted");
-    cr_assert_eq(test_get_range(s, "k", NULL, 4, 4, buf), STORE_ERR_TIMEOUT);
-    cr_assert_eq(test_get_range(s, "k", NULL, 5, 1, buf), STORE_ERR_TIMEOUT);
-    cr_assert_eq(test_get_range(s, "k", NULL, 5, 1, buf), STORE_OK, "two faults, then none");
+    cr_assert_eq(store_get(s, "k", NULL, 0, 4, buf, NULL), STORE_OK, "outside the range: not counted");
+    cr_assert_eq(store_get(s, "k", NULL, 4, 4, buf, NULL), STORE_ERR_TIMEOUT);
+    cr_assert_eq(store_get(s, "k", NULL, 5, 1, buf, NULL), STORE_ERR_TIMEOUT);
+    cr_assert_eq(store_get(s, "k", NULL, 5, 1, buf, NULL), STORE_OK, "two faults, then none");
     plan = (fault_plan){.refuse_gets = 1};
     fault_store_set(f, &plan);
     struct iovec iov = {buf, 1};

@@ -39,7 +39,7 @@ static void setup(void)
     memset(&stats, 0, sizeof stats);
     sv_fs_config cfg;
     sv_fs_config_defaults(&cfg);
-    cfg.prefix = "w/";
+    cfg.plain.prefix = "w/";
     cfg.request_cost = 0; /* requests are free here: partial reads always pay */
     fs = sv_fs_create(fault_store_base(faults), &stats, &cfg);
     cr_assert_not_null(fs);
