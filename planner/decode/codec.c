@@ -87,51 +87,51 @@ pqd_status pq_codec_precheck(int codec, const uint8_t *src, size_t src_len, size
                              pqd_error *err)
 {
     if (!pq_codec_is_supported(codec))
-        return pqd_fail(err, PQD_E_UNSUPPORTED, 0, "unsupported codec %s (%d)", codec_name(codec),
-                        codec);
+        return sv_fail(err, PQD_E_UNSUPPORTED, 0, "unsupported codec %s (%d)", codec_name(codec),
+                       codec);
     if (dst_len > PQ_CODEC_MAX_OUTPUT)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "%s: decompressed size %zu over the limit %u",
-                        codec_name(codec), dst_len, PQ_CODEC_MAX_OUTPUT);
+        return sv_fail(err, PQD_E_LIMIT, 0, "%s: decompressed size %zu over the limit %u",
+                       codec_name(codec), dst_len, PQ_CODEC_MAX_OUTPUT);
     if (src_len > PQ_CODEC_MAX_INPUT)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "%s: compressed size %zu over the limit %u",
-                        codec_name(codec), src_len, PQ_CODEC_MAX_INPUT);
+        return sv_fail(err, PQD_E_LIMIT, 0, "%s: compressed size %zu over the limit %u",
+                       codec_name(codec), src_len, PQ_CODEC_MAX_INPUT);
     if (src_len > 0 && !src)
-        return pqd_fail(err, PQD_E_INVALID, 0, "%s: NULL input", codec_name(codec));
+        return sv_fail(err, PQD_E_INVALID, 0, "%s: NULL input", codec_name(codec));
     switch (codec) {
     case PQ_CODEC_UNCOMPRESSED:
         if (src_len != dst_len)
-            return pqd_fail(err, PQD_E_MISMATCH, 0,
-                            "UNCOMPRESSED: %zu bytes stored, %zu expected", src_len, dst_len);
+            return sv_fail(err, PQD_E_MISMATCH, 0,
+                           "UNCOMPRESSED: %zu bytes stored, %zu expected", src_len, dst_len);
         return PQD_OK;
     case PQ_CODEC_SNAPPY: {
         size_t n = 0;
         if (snappy_uncompressed_length((const char *)src, src_len, &n) != SNAPPY_OK)
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "SNAPPY: bad length preamble");
+            return sv_fail(err, PQD_E_CORRUPT, 0, "SNAPPY: bad length preamble");
         if (n != dst_len)
-            return pqd_fail(err, PQD_E_MISMATCH, 0,
-                            "SNAPPY: stream holds %zu bytes, %zu expected", n, dst_len);
+            return sv_fail(err, PQD_E_MISMATCH, 0,
+                           "SNAPPY: stream holds %zu bytes, %zu expected", n, dst_len);
         if (!ratio_ok(src_len, dst_len, SNAPPY_RATIO))
-            return pqd_fail(err, PQD_E_CORRUPT, 0,
-                            "SNAPPY: %zu bytes cannot expand to %zu", src_len, dst_len);
+            return sv_fail(err, PQD_E_CORRUPT, 0,
+                           "SNAPPY: %zu bytes cannot expand to %zu", src_len, dst_len);
         return PQD_OK;
     }
     case PQ_CODEC_LZ4:
     case PQ_CODEC_LZ4_RAW:
         if (!ratio_ok(src_len, dst_len, LZ4_RATIO))
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "%s: %zu bytes cannot expand to %zu",
-                            codec_name(codec), src_len, dst_len);
+            return sv_fail(err, PQD_E_CORRUPT, 0, "%s: %zu bytes cannot expand to %zu",
+                           codec_name(codec), src_len, dst_len);
         return PQD_OK;
     case PQ_CODEC_GZIP:
         if (!ratio_ok(src_len, dst_len, DEFLATE_RATIO))
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "GZIP: %zu bytes cannot expand to %zu",
-                            src_len, dst_len);
+            return sv_fail(err, PQD_E_CORRUPT, 0, "GZIP: %zu bytes cannot expand to %zu",
+                           src_len, dst_len);
         return PQD_OK;
     case PQ_CODEC_ZSTD: {
         if (!ratio_ok(src_len, dst_len, ZSTD_RATIO))
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "ZSTD: %zu bytes cannot expand to %zu",
-                            src_len, dst_len);
+            return sv_fail(err, PQD_E_CORRUPT, 0, "ZSTD: %zu bytes cannot expand to %zu",
+                           src_len, dst_len);
         if (src_len == 0)
-            return pqd_fail(err, PQD_E_TRUNCATED, 0, "ZSTD: empty input");
+            return sv_fail(err, PQD_E_TRUNCATED, 0, "ZSTD: empty input");
         /* Sum the content sizes the frames declare (skippable frames count 0). */
         unsigned long long total = 0;
         bool unknown = false;
@@ -139,10 +139,10 @@ pqd_status pq_codec_precheck(int codec, const uint8_t *src, size_t src_len, size
         while (pos < src_len) {
             const unsigned long long fcs = ZSTD_getFrameContentSize(src + pos, src_len - pos);
             if (fcs == ZSTD_CONTENTSIZE_ERROR)
-                return pqd_fail(err, PQD_E_CORRUPT, pos, "ZSTD: bad frame header");
+                return sv_fail(err, PQD_E_CORRUPT, pos, "ZSTD: bad frame header");
             const size_t flen = ZSTD_findFrameCompressedSize(src + pos, src_len - pos);
             if (ZSTD_isError(flen))
-                return pqd_fail(err, PQD_E_CORRUPT, pos, "ZSTD: %s", ZSTD_getErrorName(flen));
+                return sv_fail(err, PQD_E_CORRUPT, pos, "ZSTD: %s", ZSTD_getErrorName(flen));
             if (fcs == ZSTD_CONTENTSIZE_UNKNOWN)
                 unknown = true;
             else if ((total += fcs) > (unsigned long long)dst_len)
@@ -150,9 +150,9 @@ pqd_status pq_codec_precheck(int codec, const uint8_t *src, size_t src_len, size
             pos += flen;
         }
         if (total > (unsigned long long)dst_len || (!unknown && total != dst_len))
-            return pqd_fail(err, PQD_E_MISMATCH, 0,
-                            "ZSTD: frames declare %s%llu bytes, %zu expected",
-                            total > dst_len ? "over " : "", total, dst_len);
+            return sv_fail(err, PQD_E_MISMATCH, 0,
+                           "ZSTD: frames declare %s%llu bytes, %zu expected",
+                           total > dst_len ? "over " : "", total, dst_len);
         return PQD_OK;
     }
     case PQ_CODEC_BROTLI:
@@ -171,10 +171,10 @@ static pqd_status gzip_decompress(pq_codec_ctx *c, const uint8_t *src, size_t sr
         memset(zs, 0, sizeof *zs);
         /* 15 + 32: 32 KiB window, gzip or zlib header detected automatically. */
         if (inflateInit2(zs, 15 + 32) != Z_OK)
-            return pqd_fail(err, PQD_E_NOMEM, 0, "GZIP: inflateInit2 failed");
+            return sv_fail(err, PQD_E_NOMEM, 0, "GZIP: inflateInit2 failed");
         c->zs_ready = true;
     } else if (inflateReset(zs) != Z_OK) {
-        return pqd_fail(err, PQD_E_CORRUPT, 0, "GZIP: inflateReset failed");
+        return sv_fail(err, PQD_E_CORRUPT, 0, "GZIP: inflateReset failed");
     }
     uint8_t scratch[1];
     zs->next_in = (Bytef *)(uintptr_t)src;
@@ -193,8 +193,8 @@ static pqd_status gzip_decompress(pq_codec_ctx *c, const uint8_t *src, size_t sr
         const uInt out_before = zs->avail_out;
         const int rc = inflate(zs, Z_NO_FLUSH);
         if (overflow_probe && zs->avail_out == 0)
-            return pqd_fail(err, PQD_E_MISMATCH, src_len - zs->avail_in,
-                            "GZIP: stream holds more than the %zu bytes expected", dst_len);
+            return sv_fail(err, PQD_E_MISMATCH, src_len - zs->avail_in,
+                           "GZIP: stream holds more than the %zu bytes expected", dst_len);
         if (!overflow_probe)
             produced += out_before - zs->avail_out;
         if (rc == Z_STREAM_END) {
@@ -204,25 +204,25 @@ static pqd_status gzip_decompress(pq_codec_ctx *c, const uint8_t *src, size_t sr
             const uint8_t *rest = zs->next_in;
             if (zs->avail_in >= 2 && rest[0] == 0x1f && rest[1] == 0x8b) {
                 if (inflateReset(zs) != Z_OK)
-                    return pqd_fail(err, PQD_E_CORRUPT, 0, "GZIP: inflateReset failed");
+                    return sv_fail(err, PQD_E_CORRUPT, 0, "GZIP: inflateReset failed");
                 continue;
             }
-            return pqd_fail(err, PQD_E_CORRUPT, src_len - zs->avail_in,
-                            "GZIP: %u trailing bytes after the stream", zs->avail_in);
+            return sv_fail(err, PQD_E_CORRUPT, src_len - zs->avail_in,
+                           "GZIP: %u trailing bytes after the stream", zs->avail_in);
         }
         if (rc == Z_OK)
             continue;
         if (rc == Z_BUF_ERROR) /* no progress possible: the input ran out */
-            return pqd_fail(err, PQD_E_TRUNCATED, src_len - zs->avail_in,
-                            "GZIP: stream ends after %zu of %zu bytes", produced, dst_len);
+            return sv_fail(err, PQD_E_TRUNCATED, src_len - zs->avail_in,
+                           "GZIP: stream ends after %zu of %zu bytes", produced, dst_len);
         if (rc == Z_MEM_ERROR)
-            return pqd_fail(err, PQD_E_NOMEM, 0, "GZIP: out of memory");
-        return pqd_fail(err, PQD_E_CORRUPT, src_len - zs->avail_in, "GZIP: %s",
-                        zs->msg ? zs->msg : "inflate error");
+            return sv_fail(err, PQD_E_NOMEM, 0, "GZIP: out of memory");
+        return sv_fail(err, PQD_E_CORRUPT, src_len - zs->avail_in, "GZIP: %s",
+                       zs->msg ? zs->msg : "inflate error");
     }
     if (produced != dst_len)
-        return pqd_fail(err, PQD_E_MISMATCH, 0, "GZIP: stream holds %zu bytes, %zu expected",
-                        produced, dst_len);
+        return sv_fail(err, PQD_E_MISMATCH, 0, "GZIP: stream holds %zu bytes, %zu expected",
+                       produced, dst_len);
     return PQD_OK;
 }
 
@@ -272,7 +272,7 @@ static pqd_status brotli_decompress(const uint8_t *src, size_t src_len, uint8_t 
 {
     BrotliDecoderState *s = BrotliDecoderCreateInstance(NULL, NULL, NULL);
     if (!s)
-        return pqd_fail(err, PQD_E_NOMEM, 0, "BROTLI: cannot create decoder");
+        return sv_fail(err, PQD_E_NOMEM, 0, "BROTLI: cannot create decoder");
     size_t avail_in = src_len, avail_out = dst_len;
     const uint8_t *next_in = src;
     uint8_t scratch[1];
@@ -281,20 +281,20 @@ static pqd_status brotli_decompress(const uint8_t *src, size_t src_len, uint8_t 
         BrotliDecoderDecompressStream(s, &avail_in, &next_in, &avail_out, &next_out, NULL);
     pqd_status st = PQD_OK;
     if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
-        st = pqd_fail(err, PQD_E_MISMATCH, src_len - avail_in,
-                      "BROTLI: stream holds more than the %zu bytes expected", dst_len);
+        st = sv_fail(err, PQD_E_MISMATCH, src_len - avail_in,
+                     "BROTLI: stream holds more than the %zu bytes expected", dst_len);
     } else if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT) {
-        st = pqd_fail(err, PQD_E_TRUNCATED, src_len,
-                      "BROTLI: stream ends after %zu of %zu bytes", dst_len - avail_out, dst_len);
+        st = sv_fail(err, PQD_E_TRUNCATED, src_len,
+                     "BROTLI: stream ends after %zu of %zu bytes", dst_len - avail_out, dst_len);
     } else if (r != BROTLI_DECODER_RESULT_SUCCESS) {
-        st = pqd_fail(err, PQD_E_CORRUPT, src_len - avail_in, "BROTLI: %s",
-                      BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)));
+        st = sv_fail(err, PQD_E_CORRUPT, src_len - avail_in, "BROTLI: %s",
+                     BrotliDecoderErrorString(BrotliDecoderGetErrorCode(s)));
     } else if (avail_in != 0) {
-        st = pqd_fail(err, PQD_E_CORRUPT, src_len - avail_in,
-                      "BROTLI: %zu trailing bytes after the stream", avail_in);
+        st = sv_fail(err, PQD_E_CORRUPT, src_len - avail_in,
+                     "BROTLI: %zu trailing bytes after the stream", avail_in);
     } else if (avail_out != 0) {
-        st = pqd_fail(err, PQD_E_MISMATCH, 0, "BROTLI: stream holds %zu bytes, %zu expected",
-                      dst_len - avail_out, dst_len);
+        st = sv_fail(err, PQD_E_MISMATCH, 0, "BROTLI: stream holds %zu bytes, %zu expected",
+                     dst_len - avail_out, dst_len);
     }
     BrotliDecoderDestroyInstance(s);
     return st;
@@ -307,12 +307,12 @@ pqd_status pq_decompress(pq_codec_ctx *ctx, int codec, const uint8_t *src, size_
     if (st != PQD_OK)
         return st;
     if (dst_len > 0 && !dst)
-        return pqd_fail(err, PQD_E_INVALID, 0, "%s: NULL output", codec_name(codec));
+        return sv_fail(err, PQD_E_INVALID, 0, "%s: NULL output", codec_name(codec));
     pq_codec_ctx *tmp = NULL;
     if (!ctx && (codec == PQ_CODEC_ZSTD || codec == PQ_CODEC_GZIP)) {
         tmp = ctx = pq_codec_ctx_new();
         if (!ctx)
-            return pqd_fail(err, PQD_E_NOMEM, 0, "%s: out of memory", codec_name(codec));
+            return sv_fail(err, PQD_E_NOMEM, 0, "%s: out of memory", codec_name(codec));
     }
     switch (codec) {
     case PQ_CODEC_UNCOMPRESSED:
@@ -325,10 +325,10 @@ pqd_status pq_decompress(pq_codec_ctx *ctx, int codec, const uint8_t *src, size_
         const snappy_status s =
             snappy_uncompress((const char *)src, src_len, dst_len ? (char *)dst : scratch, &n);
         if (s != SNAPPY_OK)
-            st = pqd_fail(err, PQD_E_CORRUPT, 0, "SNAPPY: corrupt stream");
+            st = sv_fail(err, PQD_E_CORRUPT, 0, "SNAPPY: corrupt stream");
         else if (n != dst_len)
-            st = pqd_fail(err, PQD_E_MISMATCH, 0, "SNAPPY: stream holds %zu bytes, %zu expected",
-                          n, dst_len);
+            st = sv_fail(err, PQD_E_MISMATCH, 0, "SNAPPY: stream holds %zu bytes, %zu expected",
+                         n, dst_len);
         break;
     }
     case PQ_CODEC_GZIP:
@@ -336,7 +336,7 @@ pqd_status pq_decompress(pq_codec_ctx *ctx, int codec, const uint8_t *src, size_
         break;
     case PQ_CODEC_ZSTD: {
         if (!ctx->zstd && !(ctx->zstd = ZSTD_createDCtx())) {
-            st = pqd_fail(err, PQD_E_NOMEM, 0, "ZSTD: cannot create context");
+            st = sv_fail(err, PQD_E_NOMEM, 0, "ZSTD: cannot create context");
             break;
         }
         uint8_t scratch[1];
@@ -344,31 +344,31 @@ pqd_status pq_decompress(pq_codec_ctx *ctx, int codec, const uint8_t *src, size_
                                              src_len);
         if (ZSTD_isError(n)) {
             const ZSTD_ErrorCode e = ZSTD_getErrorCode(n);
-            st = pqd_fail(err, e == ZSTD_error_dstSize_tooSmall ? PQD_E_MISMATCH : PQD_E_CORRUPT,
-                          0, "ZSTD: %s%s", ZSTD_getErrorName(n),
-                          e == ZSTD_error_dstSize_tooSmall ? " (more than the expected size)" : "");
+            st = sv_fail(err, e == ZSTD_error_dstSize_tooSmall ? PQD_E_MISMATCH : PQD_E_CORRUPT,
+                         0, "ZSTD: %s%s", ZSTD_getErrorName(n),
+                         e == ZSTD_error_dstSize_tooSmall ? " (more than the expected size)" : "");
         } else if (n != dst_len) {
-            st = pqd_fail(err, PQD_E_MISMATCH, 0, "ZSTD: stream holds %zu bytes, %zu expected",
-                          n, dst_len);
+            st = sv_fail(err, PQD_E_MISMATCH, 0, "ZSTD: stream holds %zu bytes, %zu expected",
+                         n, dst_len);
         }
         break;
     }
     case PQ_CODEC_LZ4_RAW:
         if (!lz4_block(src, src_len, dst, dst_len))
-            st = pqd_fail(err, PQD_E_CORRUPT, 0,
-                          "LZ4_RAW: not a valid block of exactly %zu bytes", dst_len);
+            st = sv_fail(err, PQD_E_CORRUPT, 0,
+                         "LZ4_RAW: not a valid block of exactly %zu bytes", dst_len);
         break;
     case PQ_CODEC_LZ4:
         if (!lz4_hadoop(src, src_len, dst, dst_len) && !lz4_block(src, src_len, dst, dst_len))
-            st = pqd_fail(err, PQD_E_CORRUPT, 0,
-                          "LZ4: neither Hadoop-framed nor a raw block of exactly %zu bytes",
-                          dst_len);
+            st = sv_fail(err, PQD_E_CORRUPT, 0,
+                         "LZ4: neither Hadoop-framed nor a raw block of exactly %zu bytes",
+                         dst_len);
         break;
     case PQ_CODEC_BROTLI:
         st = brotli_decompress(src, src_len, dst, dst_len, err);
         break;
     default:
-        st = pqd_fail(err, PQD_E_UNSUPPORTED, 0, "unsupported codec %d", codec);
+        st = sv_fail(err, PQD_E_UNSUPPORTED, 0, "unsupported codec %d", codec);
         break;
     }
     pq_codec_ctx_free(tmp);

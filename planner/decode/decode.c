@@ -144,7 +144,7 @@ static const char *type_name(int t)
 
 static pqd_status nomem(pqd_error *err, const char *what, size_t n)
 {
-    return pqd_fail(err, PQD_E_NOMEM, 0, "%s: cannot allocate %zu bytes", what, n);
+    return sv_fail(err, PQD_E_NOMEM, 0, "%s: cannot allocate %zu bytes", what, n);
 }
 
 int64_t pq_value_width(pq_physical_type type, int32_t type_length)
@@ -166,17 +166,17 @@ static pqd_status check_col(const pq_decoder *d, const pq_column_desc *col, uint
                             pqd_error *err)
 {
     if (!col)
-        return pqd_fail(err, PQD_E_INVALID, 0, "no column description");
+        return sv_fail(err, PQD_E_INVALID, 0, "no column description");
     const int64_t w = pq_value_width(col->type, col->type_length);
     if (w < 0)
-        return pqd_fail(err, PQD_E_INVALID, 0, "column: bad physical type %d / type_length %d",
-                        (int)col->type, (int)col->type_length);
+        return sv_fail(err, PQD_E_INVALID, 0, "column: bad physical type %d / type_length %d",
+                       (int)col->type, (int)col->type_length);
     if (w > (int64_t)d->lim.max_page_bytes)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "column: type_length %lld over the page limit",
-                        (long long)w);
+        return sv_fail(err, PQD_E_LIMIT, 0, "column: type_length %lld over the page limit",
+                       (long long)w);
     if (col->max_def > PQ_DECODE_MAX_LEVEL || col->max_rep > PQ_DECODE_MAX_LEVEL)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "column: max levels %u/%u over %u",
-                        col->max_def, col->max_rep, PQ_DECODE_MAX_LEVEL);
+        return sv_fail(err, PQD_E_LIMIT, 0, "column: max levels %u/%u over %u",
+                       col->max_def, col->max_rep, PQ_DECODE_MAX_LEVEL);
     *width = (uint32_t)w;
     return PQD_OK;
 }
@@ -187,9 +187,9 @@ static pqd_status inflate_body(pq_decoder *d, int codec, const uint8_t *src, siz
 {
     if (codec == PQ_CODEC_UNCOMPRESSED) {
         if (src_len != unc)
-            return pqd_fail(err, PQD_E_MISMATCH, 0,
-                            "uncompressed page: %zu bytes stored, uncompressed size says %zu",
-                            src_len, unc);
+            return sv_fail(err, PQD_E_MISMATCH, 0,
+                           "uncompressed page: %zu bytes stored, uncompressed size says %zu",
+                           src_len, unc);
         *out = src_len ? src : empty_bytes;
         return PQD_OK;
     }
@@ -221,28 +221,28 @@ static uint64_t zigzag64(uint64_t v)
         uint32_t block_size, mb;                                                                 \
         uint64_t total, first;                                                                   \
         if (!pq_read_uleb32(buf, len, &pos, &block_size))                                        \
-            return pqd_fail(err, PQD_E_CORRUPT, pos, "DELTA_BINARY_PACKED: bad block size");     \
+            return sv_fail(err, PQD_E_CORRUPT, pos, "DELTA_BINARY_PACKED: bad block size");      \
         if (!pq_read_uleb32(buf, len, &pos, &mb))                                                \
-            return pqd_fail(err, PQD_E_CORRUPT, pos,                                             \
-                            "DELTA_BINARY_PACKED: bad miniblock count");                         \
+            return sv_fail(err, PQD_E_CORRUPT, pos,                                              \
+                           "DELTA_BINARY_PACKED: bad miniblock count");                          \
         if (!pq_read_uleb64(buf, len, &pos, &total))                                             \
-            return pqd_fail(err, PQD_E_CORRUPT, pos, "DELTA_BINARY_PACKED: bad value count");    \
+            return sv_fail(err, PQD_E_CORRUPT, pos, "DELTA_BINARY_PACKED: bad value count");     \
         if (!pq_read_uleb64(buf, len, &pos, &first))                                             \
-            return pqd_fail(err, PQD_E_CORRUPT, pos, "DELTA_BINARY_PACKED: bad first value");    \
+            return sv_fail(err, PQD_E_CORRUPT, pos, "DELTA_BINARY_PACKED: bad first value");     \
         if (block_size == 0 || block_size % 128 != 0 || block_size > PQ_DELTA_MAX_BLOCK_SIZE)    \
-            return pqd_fail(err, PQD_E_CORRUPT, 0,                                               \
-                            "DELTA_BINARY_PACKED: block size %u is not a multiple of 128 in "   \
-                            "128..%u",                                                           \
-                            block_size, PQ_DELTA_MAX_BLOCK_SIZE);                                \
+            return sv_fail(err, PQD_E_CORRUPT, 0,                                                \
+                           "DELTA_BINARY_PACKED: block size %u is not a multiple of 128 in "     \
+                           "128..%u",                                                            \
+                           block_size, PQ_DELTA_MAX_BLOCK_SIZE);                                 \
         if (mb == 0 || block_size % mb != 0 || (block_size / mb) % 32 != 0)                      \
-            return pqd_fail(err, PQD_E_CORRUPT, 0,                                               \
-                            "DELTA_BINARY_PACKED: %u miniblocks per block of %u values do not " \
-                            "hold a multiple of 32 values each",                                 \
-                            mb, block_size);                                                     \
+            return sv_fail(err, PQD_E_CORRUPT, 0,                                                \
+                           "DELTA_BINARY_PACKED: %u miniblocks per block of %u values do not "   \
+                           "hold a multiple of 32 values each",                                  \
+                           mb, block_size);                                                      \
         if (total != (uint64_t)n)                                                                \
-            return pqd_fail(err, PQD_E_MISMATCH, 0,                                              \
-                            "DELTA_BINARY_PACKED: header counts %llu values, %zu expected",      \
-                            (unsigned long long)total, n);                                       \
+            return sv_fail(err, PQD_E_MISMATCH, 0,                                               \
+                           "DELTA_BINARY_PACKED: header counts %llu values, %zu expected",       \
+                           (unsigned long long)total, n);                                        \
         const uint32_t vpm = block_size / mb;                                                    \
         UT *o = (UT *)out;                                                                       \
         if (n == 0) {                                                                            \
@@ -256,30 +256,30 @@ static uint64_t zigzag64(uint64_t v)
             uint64_t mdz;                                                                        \
             const size_t bpos = pos;                                                             \
             if (!pq_read_uleb64(buf, len, &pos, &mdz))                                           \
-                return pqd_fail(err, pos >= len ? PQD_E_TRUNCATED : PQD_E_CORRUPT, bpos,         \
-                                "DELTA_BINARY_PACKED: bad min delta at byte %zu (value %zu of " \
-                                "%zu)",                                                          \
-                                bpos, i, n);                                                     \
+                return sv_fail(err, pos >= len ? PQD_E_TRUNCATED : PQD_E_CORRUPT, bpos,          \
+                               "DELTA_BINARY_PACKED: bad min delta at byte %zu (value %zu of "   \
+                               "%zu)",                                                           \
+                               bpos, i, n);                                                      \
             const UT min_delta = (UT)zigzag64(mdz);                                              \
             if (mb > len - pos)                                                                  \
-                return pqd_fail(err, PQD_E_TRUNCATED, pos,                                       \
-                                "DELTA_BINARY_PACKED: miniblock widths at byte %zu truncated",   \
-                                pos);                                                            \
+                return sv_fail(err, PQD_E_TRUNCATED, pos,                                        \
+                               "DELTA_BINARY_PACKED: miniblock widths at byte %zu truncated",    \
+                               pos);                                                             \
             const uint8_t *widths = buf + pos;                                                   \
             pos += mb;                                                                           \
             for (uint32_t m = 0; m < mb && i < n; m++) {                                         \
                 const unsigned w = widths[m];                                                    \
                 if (w > MAXW)                                                                    \
-                    return pqd_fail(err, PQD_E_RANGE, (size_t)(widths + m - buf),                \
-                                    "DELTA_BINARY_PACKED: miniblock bit width %u over %u", w,    \
-                                    MAXW);                                                       \
+                    return sv_fail(err, PQD_E_RANGE, (size_t)(widths + m - buf),                 \
+                                   "DELTA_BINARY_PACKED: miniblock bit width %u over %u", w,     \
+                                   MAXW);                                                        \
                 const size_t cnt = n - i < vpm ? n - i : vpm;                                    \
                 const size_t bytes = (size_t)vpm * w / 8;                                        \
                 if (bytes > len - pos)                                                           \
-                    return pqd_fail(err, PQD_E_TRUNCATED, pos,                                   \
-                                    "DELTA_BINARY_PACKED: miniblock at byte %zu needs %zu "      \
-                                    "bytes, %zu left",                                           \
-                                    pos, bytes, len - pos);                                      \
+                    return sv_fail(err, PQD_E_TRUNCATED, pos,                                    \
+                                   "DELTA_BINARY_PACKED: miniblock at byte %zu needs %zu "       \
+                                   "bytes, %zu left",                                            \
+                                   pos, bytes, len - pos);                                       \
                 UNPACK(buf + pos, bytes, w, o + i, cnt, NULL);                                   \
                 UT *p = o + i;                                                                   \
                 for (size_t k = 0; k < cnt; k++) {                                               \
@@ -318,8 +318,8 @@ static pqd_status check_max_level(uint16_t mx, unsigned max_level, const char *w
                                   pqd_error *err)
 {
     if (mx > max_level)
-        return pqd_fail(err, PQD_E_RANGE, 0, "%s: level %u over the maximum %u", what, mx,
-                        max_level);
+        return sv_fail(err, PQD_E_RANGE, 0, "%s: level %u over the maximum %u", what, mx,
+                       max_level);
     return PQD_OK;
 }
 
@@ -334,7 +334,7 @@ static pqd_status hybrid_levels(const uint8_t *buf, size_t len, unsigned max_lev
     if (st == PQD_OK)
         st = pq_rle_get_levels(&r, out, n, (uint16_t)target, count, &mx, err);
     if (st != PQD_OK) {
-        pqd_error_prefix(err, what);
+        sv_error_prefix(err, "%s", what);
         return st;
     }
     return check_max_level(mx, max_level, what, err);
@@ -348,12 +348,12 @@ static pqd_status v1_levels(const uint8_t *page, size_t page_len, size_t *pos, i
     const size_t start = *pos;
     if (enc == PQ_ENC_RLE) {
         if (page_len - start < 4)
-            return pqd_fail(err, PQD_E_TRUNCATED, start, "%s: length prefix truncated", what);
+            return sv_fail(err, PQD_E_TRUNCATED, start, "%s: length prefix truncated", what);
         const uint32_t len = le32(page + start);
         if (len > page_len - start - 4)
-            return pqd_fail(err, PQD_E_TRUNCATED, start,
-                            "%s: length %u past the page end (%zu bytes left)", what, len,
-                            page_len - start - 4);
+            return sv_fail(err, PQD_E_TRUNCATED, start,
+                           "%s: length %u past the page end (%zu bytes left)", what, len,
+                           page_len - start - 4);
         *pos = start + 4 + len;
         return hybrid_levels(page + start + 4, len, max_level, out, n, target, count, what, err);
     }
@@ -361,7 +361,7 @@ static pqd_status v1_levels(const uint8_t *page, size_t page_len, size_t *pos, i
         const unsigned w = pq_bit_width(max_level);
         const pqd_status st = pq_bitpacked_msb_u16(page + start, page_len - start, w, out, n, err);
         if (st != PQD_OK) {
-            pqd_error_prefix(err, what);
+            sv_error_prefix(err, "%s", what);
             return st;
         }
         *pos = start + (size_t)(((uint64_t)n * w + 7) / 8);
@@ -369,8 +369,8 @@ static pqd_status v1_levels(const uint8_t *page, size_t page_len, size_t *pos, i
         scan_levels(out, n, target, count, &mx);
         return check_max_level(mx, max_level, what, err);
     }
-    return pqd_fail(err, PQD_E_UNSUPPORTED, start, "%s: unsupported level encoding %s (%d)", what,
-                    enc_name(enc), enc);
+    return sv_fail(err, PQD_E_UNSUPPORTED, start, "%s: unsupported level encoding %s (%d)", what,
+                   enc_name(enc), enc);
 }
 
 /* ---------------- values ---------------- */
@@ -394,9 +394,9 @@ static pqd_status plain_byte_array(const uint8_t *v, size_t vlen, size_t n,
                                    dbuf *data_buf, pqd_error *err)
 {
     if ((uint64_t)n * 4 > vlen)
-        return pqd_fail(err, PQD_E_TRUNCATED, 0,
-                        "PLAIN BYTE_ARRAY: %zu values need at least %llu bytes, %zu present", n,
-                        (unsigned long long)n * 4, vlen);
+        return sv_fail(err, PQD_E_TRUNCATED, 0,
+                       "PLAIN BYTE_ARRAY: %zu values need at least %llu bytes, %zu present", n,
+                       (unsigned long long)n * 4, vlen);
     /* Payload bytes are at most vlen - 4n once every value is read, but a
      * value may claim more before a later length prefix turns out missing:
      * size the buffer for the whole section. */
@@ -412,16 +412,16 @@ static pqd_status plain_byte_array(const uint8_t *v, size_t vlen, size_t n,
     off[0] = 0;
     for (size_t i = 0; i < n; i++) {
         if (vlen - p < 4) {
-            st = pqd_fail(err, PQD_E_TRUNCATED, p, "PLAIN BYTE_ARRAY: value %zu length truncated",
-                          i);
+            st = sv_fail(err, PQD_E_TRUNCATED, p, "PLAIN BYTE_ARRAY: value %zu length truncated",
+                         i);
             goto out;
         }
         const uint32_t len = le32(v + p);
         p += 4;
         if (len > vlen - p) {
-            st = pqd_fail(err, PQD_E_TRUNCATED, p - 4,
-                          "PLAIN BYTE_ARRAY: value %zu of %u bytes past the end (%zu left)", i,
-                          len, vlen - p);
+            st = sv_fail(err, PQD_E_TRUNCATED, p - 4,
+                         "PLAIN BYTE_ARRAY: value %zu of %u bytes past the end (%zu left)", i,
+                         len, vlen - p);
             goto out;
         }
         memcpy(data + o, v + p, len);
@@ -470,9 +470,9 @@ static pqd_status dec_plain(vctx *c)
     }
     const uint64_t need = (uint64_t)n * c->width;
     if (need > c->vlen)
-        return pqd_fail(c->err, PQD_E_TRUNCATED, 0,
-                        "PLAIN %s: %zu values need %llu bytes, %zu present",
-                        type_name(c->col->type), n, (unsigned long long)need, c->vlen);
+        return sv_fail(c->err, PQD_E_TRUNCATED, 0,
+                       "PLAIN %s: %zu values need %llu bytes, %zu present",
+                       type_name(c->col->type), n, (unsigned long long)need, c->vlen);
     if (c->col->type == PQ_INT96 || c->col->type == PQ_FIXED_LEN_BYTE_ARRAY) {
         out->values = c->v; /* byte records: no alignment needed */
         return PQD_OK;
@@ -489,8 +489,8 @@ static pqd_status dec_plain(vctx *c)
 static pqd_status dec_rle_bool(vctx *c)
 {
     if (c->col->type != PQ_BOOLEAN)
-        return pqd_fail(c->err, PQD_E_UNSUPPORTED, 0, "RLE values on a %s column",
-                        type_name(c->col->type));
+        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "RLE values on a %s column",
+                       type_name(c->col->type));
     uint8_t *dst = dbuf_get(&c->d->values, c->n);
     if (!dst)
         return nomem(c->err, "RLE BOOLEAN", c->n);
@@ -498,17 +498,17 @@ static pqd_status dec_rle_bool(vctx *c)
     if (c->n == 0 && c->vlen == 0)
         return PQD_OK;
     if (c->vlen < 4)
-        return pqd_fail(c->err, PQD_E_TRUNCATED, 0, "RLE BOOLEAN: length prefix truncated");
+        return sv_fail(c->err, PQD_E_TRUNCATED, 0, "RLE BOOLEAN: length prefix truncated");
     const uint32_t len = le32(c->v);
     if (len > c->vlen - 4)
-        return pqd_fail(c->err, PQD_E_TRUNCATED, 0,
-                        "RLE BOOLEAN: length %u past the page end (%zu left)", len, c->vlen - 4);
+        return sv_fail(c->err, PQD_E_TRUNCATED, 0,
+                       "RLE BOOLEAN: length %u past the page end (%zu left)", len, c->vlen - 4);
     pq_rle_decoder r;
     pqd_status st = pq_rle_init(&r, c->v + 4, len, 1, c->err);
     if (st == PQD_OK)
         st = pq_rle_get_u8(&r, dst, c->n, c->err);
     if (st != PQD_OK)
-        pqd_error_prefix(c->err, "RLE BOOLEAN");
+        sv_error_prefix(c->err, "RLE BOOLEAN");
     return st;
 }
 
@@ -516,8 +516,8 @@ static pqd_status dec_delta_binary(vctx *c)
 {
     const pq_physical_type t = c->col->type;
     if (t != PQ_INT32 && t != PQ_INT64)
-        return pqd_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_BINARY_PACKED on a %s column",
-                        type_name(t));
+        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_BINARY_PACKED on a %s column",
+                       type_name(t));
     void *dst = dbuf_get(&c->d->values, c->n * c->width);
     if (!dst)
         return nomem(c->err, "DELTA_BINARY_PACKED", c->n * c->width);
@@ -542,13 +542,13 @@ static pqd_status lengths_to_offsets(uint32_t *offs, size_t n, uint64_t avail, c
     for (size_t i = 0; i < n; i++) {
         const int32_t l = lens[i];
         if (l < 0)
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "%s: value %zu has negative length %d", what,
-                            i, l);
+            return sv_fail(err, PQD_E_CORRUPT, 0, "%s: value %zu has negative length %d", what,
+                           i, l);
         sum += (uint32_t)l;
         if (sum > avail)
-            return pqd_fail(err, PQD_E_TRUNCATED, 0,
-                            "%s: lengths add up past the %llu data bytes present", what,
-                            (unsigned long long)avail);
+            return sv_fail(err, PQD_E_TRUNCATED, 0,
+                           "%s: lengths add up past the %llu data bytes present", what,
+                           (unsigned long long)avail);
         offs[i + 1] = (uint32_t)sum;
     }
     return PQD_OK;
@@ -557,15 +557,15 @@ static pqd_status lengths_to_offsets(uint32_t *offs, size_t n, uint64_t avail, c
 static pqd_status dec_delta_length(vctx *c)
 {
     if (c->col->type != PQ_BYTE_ARRAY)
-        return pqd_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_LENGTH_BYTE_ARRAY on a %s column",
-                        type_name(c->col->type));
+        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_LENGTH_BYTE_ARRAY on a %s column",
+                       type_name(c->col->type));
     uint32_t *off = dbuf_get(&c->d->offsets, (c->n + 1) * sizeof *off);
     if (!off)
         return nomem(c->err, "DELTA_LENGTH_BYTE_ARRAY", (c->n + 1) * 4);
     size_t used;
     pqd_status st = pq_delta_decode_i32(c->v, c->vlen, c->n, (int32_t *)(off + 1), &used, c->err);
     if (st != PQD_OK) {
-        pqd_error_prefix(c->err, "DELTA_LENGTH_BYTE_ARRAY lengths");
+        sv_error_prefix(c->err, "DELTA_LENGTH_BYTE_ARRAY lengths");
         return st;
     }
     st = lengths_to_offsets(off, c->n, c->vlen - used, "DELTA_LENGTH_BYTE_ARRAY", c->err);
@@ -580,8 +580,8 @@ static pqd_status dec_delta_byte_array(vctx *c)
 {
     const pq_physical_type t = c->col->type;
     if (t != PQ_BYTE_ARRAY && t != PQ_FIXED_LEN_BYTE_ARRAY)
-        return pqd_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_BYTE_ARRAY on a %s column",
-                        type_name(t));
+        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_BYTE_ARRAY on a %s column",
+                       type_name(t));
     const size_t n = c->n;
     int32_t *pre = dbuf_get(&c->d->tmp1, n * 4);
     int32_t *suf = dbuf_get(&c->d->tmp2, n * 4);
@@ -590,12 +590,12 @@ static pqd_status dec_delta_byte_array(vctx *c)
     size_t used1, used2;
     pqd_status st = pq_delta_decode_i32(c->v, c->vlen, n, pre, &used1, c->err);
     if (st != PQD_OK) {
-        pqd_error_prefix(c->err, "DELTA_BYTE_ARRAY prefix lengths");
+        sv_error_prefix(c->err, "DELTA_BYTE_ARRAY prefix lengths");
         return st;
     }
     st = pq_delta_decode_i32(c->v + used1, c->vlen - used1, n, suf, &used2, c->err);
     if (st != PQD_OK) {
-        pqd_error_prefix(c->err, "DELTA_BYTE_ARRAY suffix lengths");
+        sv_error_prefix(c->err, "DELTA_BYTE_ARRAY suffix lengths");
         return st;
     }
     const uint8_t *sdata = c->v + used1 + used2;
@@ -604,28 +604,28 @@ static pqd_status dec_delta_byte_array(vctx *c)
     uint64_t prev = 0, total = 0, sufsum = 0;
     for (size_t i = 0; i < n; i++) {
         if (pre[i] < 0 || suf[i] < 0)
-            return pqd_fail(c->err, PQD_E_CORRUPT, 0,
-                            "DELTA_BYTE_ARRAY: value %zu has negative prefix/suffix length", i);
+            return sv_fail(c->err, PQD_E_CORRUPT, 0,
+                           "DELTA_BYTE_ARRAY: value %zu has negative prefix/suffix length", i);
         if ((uint64_t)pre[i] > prev)
-            return pqd_fail(c->err, PQD_E_CORRUPT, 0,
-                            "DELTA_BYTE_ARRAY: value %zu prefix %d longer than the previous "
-                            "value (%llu)",
-                            i, pre[i], (unsigned long long)prev);
+            return sv_fail(c->err, PQD_E_CORRUPT, 0,
+                           "DELTA_BYTE_ARRAY: value %zu prefix %d longer than the previous "
+                           "value (%llu)",
+                           i, pre[i], (unsigned long long)prev);
         const uint64_t l = (uint64_t)pre[i] + (uint64_t)suf[i];
         if (t == PQ_FIXED_LEN_BYTE_ARRAY && l != c->width)
-            return pqd_fail(c->err, PQD_E_CORRUPT, 0,
-                            "DELTA_BYTE_ARRAY: value %zu has %llu bytes, type_length is %u", i,
-                            (unsigned long long)l, c->width);
+            return sv_fail(c->err, PQD_E_CORRUPT, 0,
+                           "DELTA_BYTE_ARRAY: value %zu has %llu bytes, type_length is %u", i,
+                           (unsigned long long)l, c->width);
         sufsum += (uint64_t)suf[i];
         total += l;
         prev = l;
         if (sufsum > slen)
-            return pqd_fail(c->err, PQD_E_TRUNCATED, 0,
-                            "DELTA_BYTE_ARRAY: suffixes add up past the %zu bytes present", slen);
+            return sv_fail(c->err, PQD_E_TRUNCATED, 0,
+                           "DELTA_BYTE_ARRAY: suffixes add up past the %zu bytes present", slen);
         if (total > c->d->lim.max_value_bytes)
-            return pqd_fail(c->err, PQD_E_LIMIT, 0,
-                            "DELTA_BYTE_ARRAY: values add up to over %llu bytes",
-                            (unsigned long long)c->d->lim.max_value_bytes);
+            return sv_fail(c->err, PQD_E_LIMIT, 0,
+                           "DELTA_BYTE_ARRAY: values add up to over %llu bytes",
+                           (unsigned long long)c->d->lim.max_value_bytes);
     }
     /* Pass 2: build. */
     uint8_t *dst = dbuf_get(t == PQ_BYTE_ARRAY ? &c->d->data : &c->d->values, (size_t)total);
@@ -727,15 +727,15 @@ static pqd_status dec_byte_stream_split(vctx *c)
     const pq_physical_type t = c->col->type;
     if (t != PQ_FLOAT && t != PQ_DOUBLE && t != PQ_INT32 && t != PQ_INT64 &&
         t != PQ_FIXED_LEN_BYTE_ARRAY)
-        return pqd_fail(c->err, PQD_E_UNSUPPORTED, 0, "BYTE_STREAM_SPLIT on a %s column",
-                        type_name(t));
+        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "BYTE_STREAM_SPLIT on a %s column",
+                       type_name(t));
     const size_t n = c->n, k = c->width;
     const uint64_t need = (uint64_t)n * k;
     if (need != c->vlen)
-        return pqd_fail(c->err, need > c->vlen ? PQD_E_TRUNCATED : PQD_E_MISMATCH, 0,
-                        "BYTE_STREAM_SPLIT: %zu values of %zu bytes need exactly %llu bytes, "
-                        "%zu present",
-                        n, k, (unsigned long long)need, c->vlen);
+        return sv_fail(c->err, need > c->vlen ? PQD_E_TRUNCATED : PQD_E_MISMATCH, 0,
+                       "BYTE_STREAM_SPLIT: %zu values of %zu bytes need exactly %llu bytes, "
+                       "%zu present",
+                       n, k, (unsigned long long)need, c->vlen);
     uint8_t *dst = dbuf_get(&c->d->values, (size_t)need);
     if (!dst)
         return nomem(c->err, "BYTE_STREAM_SPLIT", (size_t)need);
@@ -759,9 +759,9 @@ static pqd_status bad_index(vctx *c, const uint32_t *idx, const pq_dictionary *d
     uint32_t mx = 0;
     for (size_t i = 0; i < c->n; i++)
         mx = idx[i] > mx ? idx[i] : mx;
-    return pqd_fail(c->err, PQD_E_RANGE, 0,
-                    "dictionary index %u out of range (dictionary has %u entries)", mx,
-                    dict->count);
+    return sv_fail(c->err, PQD_E_RANGE, 0,
+                   "dictionary index %u out of range (dictionary has %u entries)", mx,
+                   dict->count);
 }
 
 /* True when every idx[i] < count (SSE2: four unsigned compares per step). */
@@ -803,10 +803,10 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
             total += doff[k + 1] - doff[k];
         }
         if (total > c->d->lim.max_value_bytes)
-            return pqd_fail(c->err, PQD_E_LIMIT, 0,
-                            "dictionary values add up to %llu bytes, over the limit %llu",
-                            (unsigned long long)total,
-                            (unsigned long long)c->d->lim.max_value_bytes);
+            return sv_fail(c->err, PQD_E_LIMIT, 0,
+                           "dictionary values add up to %llu bytes, over the limit %llu",
+                           (unsigned long long)total,
+                           (unsigned long long)c->d->lim.max_value_bytes);
         uint32_t *off = dbuf_get(&c->d->offsets, (n + 1) * 4);
         uint8_t *data = dbuf_get(&c->d->data, (size_t)total);
         if (!off || !data)
@@ -826,9 +826,9 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
     const size_t w = dict->width;
     const uint64_t total = (uint64_t)n * w;
     if (total > c->d->lim.max_value_bytes)
-        return pqd_fail(c->err, PQD_E_LIMIT, 0,
-                        "dictionary values add up to %llu bytes, over the limit %llu",
-                        (unsigned long long)total, (unsigned long long)c->d->lim.max_value_bytes);
+        return sv_fail(c->err, PQD_E_LIMIT, 0,
+                       "dictionary values add up to %llu bytes, over the limit %llu",
+                       (unsigned long long)total, (unsigned long long)c->d->lim.max_value_bytes);
     void *dst = dbuf_get(&c->d->values, (size_t)total);
     if (!dst)
         return nomem(c->err, "dictionary gather", (size_t)total);
@@ -879,12 +879,12 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
 static pqd_status dec_dictionary(vctx *c, const pq_dictionary *dict)
 {
     if (!dict)
-        return pqd_fail(c->err, PQD_E_INVALID, 0,
-                        "dictionary-encoded page but no dictionary page was decoded");
+        return sv_fail(c->err, PQD_E_INVALID, 0,
+                       "dictionary-encoded page but no dictionary page was decoded");
     if (dict->type != c->col->type || dict->width != c->width)
-        return pqd_fail(c->err, PQD_E_INVALID, 0,
-                        "dictionary of type %s/%u used for a %s/%u column", type_name(dict->type),
-                        dict->width, type_name(c->col->type), c->width);
+        return sv_fail(c->err, PQD_E_INVALID, 0,
+                       "dictionary of type %s/%u used for a %s/%u column", type_name(dict->type),
+                       dict->width, type_name(c->col->type), c->width);
     c->out->dict_encoded = true;
     uint32_t *idx = dbuf_get(&c->d->idx, c->n * 4);
     if (!idx)
@@ -896,16 +896,16 @@ static pqd_status dec_dictionary(vctx *c, const pq_dictionary *dict)
         return PQD_OK;
     }
     if (c->vlen < 1)
-        return pqd_fail(c->err, PQD_E_TRUNCATED, 0, "dictionary indices: bit width byte missing");
+        return sv_fail(c->err, PQD_E_TRUNCATED, 0, "dictionary indices: bit width byte missing");
     const unsigned w = c->v[0];
     if (w > 32)
-        return pqd_fail(c->err, PQD_E_RANGE, 0, "dictionary indices: bit width %u over 32", w);
+        return sv_fail(c->err, PQD_E_RANGE, 0, "dictionary indices: bit width %u over 32", w);
     pq_rle_decoder r;
     pqd_status st = pq_rle_init(&r, c->v + 1, c->vlen - 1, w, c->err);
     if (st == PQD_OK)
         st = pq_rle_get_u32(&r, idx, c->n, c->err);
     if (st != PQD_OK) {
-        pqd_error_prefix(c->err, "dictionary indices");
+        sv_error_prefix(c->err, "dictionary indices");
         return st;
     }
     if (c->d->lim.materialize_dict)
@@ -928,8 +928,8 @@ static pqd_status decode_values(vctx *c, int enc, const pq_dictionary *dict)
     case PQ_ENC_DELTA_BYTE_ARRAY: return dec_delta_byte_array(c);
     case PQ_ENC_BYTE_STREAM_SPLIT: return dec_byte_stream_split(c);
     default:
-        return pqd_fail(c->err, PQD_E_UNSUPPORTED, 0, "unsupported values encoding %s (%d)",
-                        enc_name(enc), enc);
+        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "unsupported values encoding %s (%d)",
+                       enc_name(enc), enc);
     }
 }
 
@@ -941,27 +941,27 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
                                pqd_error *err)
 {
     if (!d || !info || !out)
-        return pqd_fail(err, PQD_E_INVALID, 0, "NULL argument");
+        return sv_fail(err, PQD_E_INVALID, 0, "NULL argument");
     memset(out, 0, sizeof *out);
     uint32_t width;
     pqd_status st = check_col(d, col, &width, err);
     if (st != PQD_OK)
         return st;
     if (!body && body_len)
-        return pqd_fail(err, PQD_E_INVALID, 0, "NULL page body");
+        return sv_fail(err, PQD_E_INVALID, 0, "NULL page body");
     if (!body)
         body = empty_bytes;
     if (info->num_values < 0)
-        return pqd_fail(err, PQD_E_CORRUPT, 0, "num_values %d is negative", info->num_values);
+        return sv_fail(err, PQD_E_CORRUPT, 0, "num_values %d is negative", info->num_values);
     if ((uint32_t)info->num_values > d->lim.max_values)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "num_values %d over the limit %u", info->num_values,
-                        d->lim.max_values);
+        return sv_fail(err, PQD_E_LIMIT, 0, "num_values %d over the limit %u", info->num_values,
+                       d->lim.max_values);
     if (info->uncompressed_page_size < 0)
-        return pqd_fail(err, PQD_E_CORRUPT, 0, "uncompressed_page_size %d is negative",
-                        info->uncompressed_page_size);
+        return sv_fail(err, PQD_E_CORRUPT, 0, "uncompressed_page_size %d is negative",
+                       info->uncompressed_page_size);
     if ((uint32_t)info->uncompressed_page_size > d->lim.max_page_bytes)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "uncompressed_page_size %d over the limit %u",
-                        info->uncompressed_page_size, d->lim.max_page_bytes);
+        return sv_fail(err, PQD_E_LIMIT, 0, "uncompressed_page_size %d over the limit %u",
+                       info->uncompressed_page_size, d->lim.max_page_bytes);
     const size_t nv = (size_t)info->num_values;
     const size_t unc = (size_t)info->uncompressed_page_size;
     uint16_t *def = NULL, *rep = NULL;
@@ -990,13 +990,13 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
     } else {
         const int32_t rl = info->rep_levels_byte_length, dl = info->def_levels_byte_length;
         if (rl < 0 || dl < 0)
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "V2 level byte lengths %d/%d negative", rl, dl);
+            return sv_fail(err, PQD_E_CORRUPT, 0, "V2 level byte lengths %d/%d negative", rl, dl);
         const size_t lv = (size_t)rl + (size_t)dl;
         if (lv > body_len || lv > unc)
-            return pqd_fail(err, PQD_E_TRUNCATED, 0,
-                            "V2 level byte lengths %d+%d exceed the page (%zu stored, %zu "
-                            "uncompressed)",
-                            rl, dl, body_len, unc);
+            return sv_fail(err, PQD_E_TRUNCATED, 0,
+                           "V2 level byte lengths %d+%d exceed the page (%zu stored, %zu "
+                           "uncompressed)",
+                           rl, dl, body_len, unc);
         if (rep && (st = hybrid_levels(body, (size_t)rl, col->max_rep, rep, nv, 0, &rows,
                                        "repetition levels", err)) != PQD_OK)
             return st;
@@ -1006,7 +1006,7 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
         const int codec = info->is_compressed ? col->codec : PQ_CODEC_UNCOMPRESSED;
         st = inflate_body(d, codec, body + lv, body_len - lv, unc - lv, &vals, err);
         if (st != PQD_OK) {
-            pqd_error_prefix(err, "V2 values section");
+            sv_error_prefix(err, "V2 values section");
             return st;
         }
         vals_len = unc - lv;
@@ -1014,14 +1014,14 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
 
     if (info->v2) {
         if (rep && nv > 0 && rep[0] != 0)
-            return pqd_fail(err, PQD_E_CORRUPT, 0,
-                            "V2 page starts inside a row (first repetition level %u)", rep[0]);
+            return sv_fail(err, PQD_E_CORRUPT, 0,
+                           "V2 page starts inside a row (first repetition level %u)", rep[0]);
         if (info->num_rows != (int32_t)rows)
-            return pqd_fail(err, PQD_E_MISMATCH, 0, "V2 num_rows %d but the levels hold %zu rows",
-                            info->num_rows, rows);
+            return sv_fail(err, PQD_E_MISMATCH, 0, "V2 num_rows %d but the levels hold %zu rows",
+                           info->num_rows, rows);
         if (info->num_nulls < 0 || info->num_nulls > info->num_values)
-            return pqd_fail(err, PQD_E_CORRUPT, 0, "V2 num_nulls %d out of range 0..%d",
-                            info->num_nulls, info->num_values);
+            return sv_fail(err, PQD_E_CORRUPT, 0, "V2 num_nulls %d out of range 0..%d",
+                           info->num_nulls, info->num_values);
     }
 
     out->num_values = (uint32_t)nv;
@@ -1057,36 +1057,36 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
                                 size_t body_len, pq_dictionary *out, pqd_error *err)
 {
     if (!d || !info || !out)
-        return pqd_fail(err, PQD_E_INVALID, 0, "NULL argument");
+        return sv_fail(err, PQD_E_INVALID, 0, "NULL argument");
     memset(out, 0, sizeof *out);
     uint32_t width;
     pqd_status st = check_col(d, col, &width, err);
     if (st != PQD_OK)
         return st;
     if (!body && body_len)
-        return pqd_fail(err, PQD_E_INVALID, 0, "NULL page body");
+        return sv_fail(err, PQD_E_INVALID, 0, "NULL page body");
     if (!body)
         body = empty_bytes;
     if (info->encoding != PQ_ENC_PLAIN && info->encoding != PQ_ENC_PLAIN_DICTIONARY)
-        return pqd_fail(err, PQD_E_UNSUPPORTED, 0, "dictionary page encoding %s (%d)",
-                        enc_name(info->encoding), info->encoding);
+        return sv_fail(err, PQD_E_UNSUPPORTED, 0, "dictionary page encoding %s (%d)",
+                       enc_name(info->encoding), info->encoding);
     if (info->num_values < 0)
-        return pqd_fail(err, PQD_E_CORRUPT, 0, "dictionary num_values %d is negative",
-                        info->num_values);
+        return sv_fail(err, PQD_E_CORRUPT, 0, "dictionary num_values %d is negative",
+                       info->num_values);
     if ((uint32_t)info->num_values > d->lim.max_values)
-        return pqd_fail(err, PQD_E_LIMIT, 0, "dictionary num_values %d over the limit %u",
-                        info->num_values, d->lim.max_values);
+        return sv_fail(err, PQD_E_LIMIT, 0, "dictionary num_values %d over the limit %u",
+                       info->num_values, d->lim.max_values);
     if (info->uncompressed_page_size < 0 ||
         (uint32_t)info->uncompressed_page_size > d->lim.max_page_bytes)
-        return pqd_fail(err, info->uncompressed_page_size < 0 ? PQD_E_CORRUPT : PQD_E_LIMIT, 0,
-                        "dictionary uncompressed_page_size %d out of range",
-                        info->uncompressed_page_size);
+        return sv_fail(err, info->uncompressed_page_size < 0 ? PQD_E_CORRUPT : PQD_E_LIMIT, 0,
+                       "dictionary uncompressed_page_size %d out of range",
+                       info->uncompressed_page_size);
     const size_t unc = (size_t)info->uncompressed_page_size;
     const size_t n = (size_t)info->num_values;
     const uint8_t *page;
     st = inflate_body(d, col->codec, body, body_len, unc, &page, err);
     if (st != PQD_OK) {
-        pqd_error_prefix(err, "dictionary page");
+        sv_error_prefix(err, "dictionary page");
         return st;
     }
     out->type = col->type;
@@ -1094,7 +1094,7 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
     if (col->type == PQ_BYTE_ARRAY) {
         st = plain_byte_array(page, unc, n, &out->offsets, &out->data, NULL, NULL, err);
         if (st != PQD_OK) {
-            pqd_error_prefix(err, "dictionary page");
+            sv_error_prefix(err, "dictionary page");
             memset(out, 0, sizeof *out);
             return st;
         }
@@ -1108,7 +1108,7 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
         st = pq_unpack_u8(page, unc, 1, v, n, err);
         if (st != PQD_OK) {
             free(v);
-            pqd_error_prefix(err, "dictionary page");
+            sv_error_prefix(err, "dictionary page");
             return st;
         }
         out->values = v;
@@ -1117,9 +1117,9 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
     }
     const uint64_t need = (uint64_t)n * width;
     if (need > unc)
-        return pqd_fail(err, PQD_E_TRUNCATED, 0,
-                        "dictionary page: %zu %s values need %llu bytes, %zu present", n,
-                        type_name(col->type), (unsigned long long)need, unc);
+        return sv_fail(err, PQD_E_TRUNCATED, 0,
+                       "dictionary page: %zu %s values need %llu bytes, %zu present", n,
+                       type_name(col->type), (unsigned long long)need, unc);
     void *v = malloc(need ? (size_t)need : 1);
     if (!v)
         return nomem(err, "dictionary", (size_t)need);
@@ -1159,8 +1159,8 @@ pqd_status pq_data_page_info_from_header(const pq_page_header *h, pq_data_page_i
         out->rep_level_encoding = PQ_ENC_RLE;
         return PQD_OK;
     }
-    return pqd_fail(err, PQD_E_INVALID, 0, "page type %d is not a data page with its header",
-                    h->type);
+    return sv_fail(err, PQD_E_INVALID, 0, "page type %d is not a data page with its header",
+                   h->type);
 }
 
 pqd_status pq_dict_page_info_from_header(const pq_page_header *h, pq_dict_page_info *out,
@@ -1168,7 +1168,7 @@ pqd_status pq_dict_page_info_from_header(const pq_page_header *h, pq_dict_page_i
 {
     memset(out, 0, sizeof *out);
     if (h->type != PQ_PAGE_DICTIONARY || !h->has_dictionary_page_header)
-        return pqd_fail(err, PQD_E_INVALID, 0, "page type %d is not a dictionary page", h->type);
+        return sv_fail(err, PQD_E_INVALID, 0, "page type %d is not a dictionary page", h->type);
     out->num_values = h->dict.num_values;
     out->encoding = h->dict.encoding;
     out->uncompressed_page_size = h->uncompressed_page_size;

@@ -1,9 +1,5 @@
 #include "decode_error.h"
 
-#include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
-
 const char *pqd_status_name(pqd_status s)
 {
     switch (s) {
@@ -18,26 +14,4 @@ const char *pqd_status_name(pqd_status s)
     case PQD_E_INVALID: return "invalid";
     }
     return "unknown";
-}
-
-pqd_status pqd_fail(pqd_error *err, pqd_status s, size_t offset, const char *fmt, ...)
-{
-    if (err) {
-        err->code = s;
-        err->offset = offset;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
-void pqd_error_prefix(pqd_error *err, const char *what)
-{
-    if (!err || !what)
-        return;
-    char tmp[PQD_ERROR_MSG];
-    snprintf(tmp, sizeof tmp, "%s: %s", what, err->msg);
-    memcpy(err->msg, tmp, sizeof tmp);
 }

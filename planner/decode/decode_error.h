@@ -9,6 +9,8 @@
 #ifndef SIEVE_DECODE_ERROR_H
 #define SIEVE_DECODE_ERROR_H
 
+#include "sv_error.h"
+
 #include <stddef.h>
 
 typedef enum {
@@ -26,19 +28,8 @@ typedef enum {
 /* Short stable name, e.g. "truncated", "corrupt". */
 const char *pqd_status_name(pqd_status s);
 
-#define PQD_ERROR_MSG 256
-
-typedef struct {
-    pqd_status code;
-    size_t offset;           /* byte offset into the decoded buffer; 0 if unknown */
-    char msg[PQD_ERROR_MSG]; /* NUL-terminated */
-} pqd_error;
-
-/* Fill err (if not NULL) and return s. */
-pqd_status pqd_fail(pqd_error *err, pqd_status s, size_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-/* Prefix err->msg with "what: " (used when a lower layer reports an error). */
-void pqd_error_prefix(pqd_error *err, const char *what);
+/* The one error shape (common/sv_error.h): code is a pqd_status. Fill it
+ * with sv_fail; a caller adding context uses sv_error_prefix. */
+typedef sv_error pqd_error;
 
 #endif

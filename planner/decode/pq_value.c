@@ -34,8 +34,8 @@ static pqd_status want_physical(pq_physical_type have, pq_physical_type want, co
                                 pqd_error *err)
 {
     if (have != want)
-        return pqd_fail(err, PQD_E_INVALID, 0, "%s annotation on physical type %d", what,
-                        (int)have);
+        return sv_fail(err, PQD_E_INVALID, 0, "%s annotation on physical type %d", what,
+                       (int)have);
     return PQD_OK;
 }
 
@@ -48,19 +48,19 @@ static pqd_status decimal_type(pqv_type *t, int32_t scale, int32_t precision, pq
         break;
     case PQ_FIXED_LEN_BYTE_ARRAY:
         if (t->type_length <= 0)
-            return pqd_fail(err, PQD_E_INVALID, 0, "DECIMAL: bad type_length %d", t->type_length);
+            return sv_fail(err, PQD_E_INVALID, 0, "DECIMAL: bad type_length %d", t->type_length);
         break;
     default:
-        return pqd_fail(err, PQD_E_INVALID, 0, "DECIMAL annotation on physical type %d",
-                        (int)t->physical);
+        return sv_fail(err, PQD_E_INVALID, 0, "DECIMAL annotation on physical type %d",
+                       (int)t->physical);
     }
     if (precision < 1)
-        return pqd_fail(err, PQD_E_INVALID, 0, "DECIMAL: precision %d", precision);
+        return sv_fail(err, PQD_E_INVALID, 0, "DECIMAL: precision %d", precision);
     if (precision > 38)
-        return pqd_fail(err, PQD_E_UNSUPPORTED, 0, "DECIMAL: precision %d over 38", precision);
+        return sv_fail(err, PQD_E_UNSUPPORTED, 0, "DECIMAL: precision %d over 38", precision);
     if (scale < 0 || scale > precision)
-        return pqd_fail(err, PQD_E_INVALID, 0, "DECIMAL: scale %d outside 0..%d", scale,
-                        precision);
+        return sv_fail(err, PQD_E_INVALID, 0, "DECIMAL: scale %d outside 0..%d", scale,
+                       precision);
     t->kind = PQV_DECIMAL;
     t->scale = scale;
     t->precision = precision;
@@ -70,7 +70,7 @@ static pqd_status decimal_type(pqv_type *t, int32_t scale, int32_t precision, pq
 static pqd_status integer_type(pqv_type *t, int bits, bool is_signed, pqd_error *err)
 {
     if (bits != 8 && bits != 16 && bits != 32 && bits != 64)
-        return pqd_fail(err, PQD_E_INVALID, 0, "INTEGER: bit width %d", bits);
+        return sv_fail(err, PQD_E_INVALID, 0, "INTEGER: bit width %d", bits);
     const pq_physical_type want = bits == 64 ? PQ_INT64 : PQ_INT32;
     pqd_status st = want_physical(t->physical, want, "INTEGER", err);
     if (st != PQD_OK)
@@ -84,8 +84,8 @@ static pqd_status time_type(pqv_type *t, pqv_kind kind, pq_time_unit unit, bool 
                             pqd_error *err)
 {
     if (unit != PQ_UNIT_MILLIS && unit != PQ_UNIT_MICROS && unit != PQ_UNIT_NANOS)
-        return pqd_fail(err, PQD_E_INVALID, 0, "%s: unknown unit %d",
-                        kind == PQV_TIME ? "TIME" : "TIMESTAMP", (int)unit);
+        return sv_fail(err, PQD_E_INVALID, 0, "%s: unknown unit %d",
+                       kind == PQV_TIME ? "TIME" : "TIMESTAMP", (int)unit);
     const pq_physical_type want =
         (kind == PQV_TIME && unit == PQ_UNIT_MILLIS) ? PQ_INT32 : PQ_INT64;
     pqd_status st = want_physical(t->physical, want, kind == PQV_TIME ? "TIME" : "TIMESTAMP", err);
@@ -100,8 +100,8 @@ static pqd_status time_type(pqv_type *t, pqv_kind kind, pq_time_unit unit, bool 
 static pqd_status bytes_type(pqv_type *t, const char *what, pqd_error *err)
 {
     if (t->physical != PQ_BYTE_ARRAY && t->physical != PQ_FIXED_LEN_BYTE_ARRAY)
-        return pqd_fail(err, PQD_E_INVALID, 0, "%s annotation on physical type %d", what,
-                        (int)t->physical);
+        return sv_fail(err, PQD_E_INVALID, 0, "%s annotation on physical type %d", what,
+                       (int)t->physical);
     t->kind = PQV_BYTES;
     return PQD_OK;
 }
@@ -122,12 +122,12 @@ static pqd_status physical_default(pqv_type *t, pqd_error *err)
     case PQ_BYTE_ARRAY: t->kind = PQV_BYTES; return PQD_OK;
     case PQ_FIXED_LEN_BYTE_ARRAY:
         if (t->type_length <= 0)
-            return pqd_fail(err, PQD_E_INVALID, 0, "FIXED_LEN_BYTE_ARRAY: bad type_length %d",
-                            t->type_length);
+            return sv_fail(err, PQD_E_INVALID, 0, "FIXED_LEN_BYTE_ARRAY: bad type_length %d",
+                           t->type_length);
         t->kind = PQV_BYTES;
         return PQD_OK;
     }
-    return pqd_fail(err, PQD_E_INVALID, 0, "bad physical type %d", (int)t->physical);
+    return sv_fail(err, PQD_E_INVALID, 0, "bad physical type %d", (int)t->physical);
 }
 
 pqd_status pqv_type_resolve(pq_physical_type physical, int32_t type_length,
@@ -138,10 +138,10 @@ pqd_status pqv_type_resolve(pq_physical_type physical, int32_t type_length,
     out->physical = physical;
     out->type_length = type_length;
     if (physical < PQ_BOOLEAN || physical > PQ_FIXED_LEN_BYTE_ARRAY)
-        return pqd_fail(err, PQD_E_INVALID, 0, "bad physical type %d", (int)physical);
+        return sv_fail(err, PQD_E_INVALID, 0, "bad physical type %d", (int)physical);
     if (physical == PQ_FIXED_LEN_BYTE_ARRAY && type_length <= 0)
-        return pqd_fail(err, PQD_E_INVALID, 0, "FIXED_LEN_BYTE_ARRAY: bad type_length %d",
-                        type_length);
+        return sv_fail(err, PQD_E_INVALID, 0, "FIXED_LEN_BYTE_ARRAY: bad type_length %d",
+                       type_length);
     if (lt && lt->kind != PQ_LT_NONE) {
         switch (lt->kind) {
         case PQ_LT_STRING: return bytes_type(out, "STRING", err);
@@ -150,7 +150,7 @@ pqd_status pqv_type_resolve(pq_physical_type physical, int32_t type_length,
         case PQ_LT_BSON: return bytes_type(out, "BSON", err);
         case PQ_LT_UUID:
             if (physical != PQ_FIXED_LEN_BYTE_ARRAY || type_length != 16)
-                return pqd_fail(err, PQD_E_INVALID, 0, "UUID needs FIXED_LEN_BYTE_ARRAY(16)");
+                return sv_fail(err, PQD_E_INVALID, 0, "UUID needs FIXED_LEN_BYTE_ARRAY(16)");
             out->kind = PQV_BYTES;
             return PQD_OK;
         case PQ_LT_DECIMAL: return decimal_type(out, lt->decimal_scale, lt->decimal_precision, err);
@@ -166,15 +166,15 @@ pqd_status pqv_type_resolve(pq_physical_type physical, int32_t type_length,
         case PQ_LT_INTEGER: return integer_type(out, lt->bit_width, lt->is_signed, err);
         case PQ_LT_FLOAT16:
             if (physical != PQ_FIXED_LEN_BYTE_ARRAY || type_length != 2)
-                return pqd_fail(err, PQD_E_INVALID, 0, "FLOAT16 needs FIXED_LEN_BYTE_ARRAY(2)");
+                return sv_fail(err, PQD_E_INVALID, 0, "FLOAT16 needs FIXED_LEN_BYTE_ARRAY(2)");
             out->kind = PQV_FLOAT;
             out->float16 = true;
             return PQD_OK;
         case PQ_LT_OTHER:
             break; /* unknown union member: fall back to the converted type */
         default:
-            return pqd_fail(err, PQD_E_UNSUPPORTED, 0, "logical type %d has no value order",
-                            (int)lt->kind);
+            return sv_fail(err, PQD_E_UNSUPPORTED, 0, "logical type %d has no value order",
+                           (int)lt->kind);
         }
     }
     switch (converted_type) {
@@ -203,8 +203,8 @@ pqd_status pqv_type_resolve(pq_physical_type physical, int32_t type_length,
     case PQ_CT_INT_32: return integer_type(out, 32, true, err);
     case PQ_CT_INT_64: return integer_type(out, 64, true, err);
     default:
-        return pqd_fail(err, PQD_E_UNSUPPORTED, 0, "converted type %d has no value order",
-                        (int)converted_type);
+        return sv_fail(err, PQD_E_UNSUPPORTED, 0, "converted type %d has no value order",
+                       (int)converted_type);
     }
 }
 
@@ -259,16 +259,16 @@ static double half_to_double(uint16_t h)
 static pqd_status be_to_i128(const uint8_t *p, size_t len, pq_i128 *out, pqd_error *err)
 {
     if (len == 0)
-        return pqd_fail(err, PQD_E_CORRUPT, 0, "DECIMAL: empty value");
+        return sv_fail(err, PQD_E_CORRUPT, 0, "DECIMAL: empty value");
     const uint8_t ext = (p[0] & 0x80) ? 0xff : 0x00;
     size_t skip = 0;
     while (len - skip > 16) {
         if (p[skip] != ext)
-            return pqd_fail(err, PQD_E_RANGE, 0, "DECIMAL: %zu-byte value over 128 bits", len);
+            return sv_fail(err, PQD_E_RANGE, 0, "DECIMAL: %zu-byte value over 128 bits", len);
         skip++;
     }
     if (skip && ((p[skip] ^ ext) & 0x80))
-        return pqd_fail(err, PQD_E_RANGE, 0, "DECIMAL: %zu-byte value over 128 bits", len);
+        return sv_fail(err, PQD_E_RANGE, 0, "DECIMAL: %zu-byte value over 128 bits", len);
     pq_u128 u = ext ? ~(pq_u128)0 : 0;
     for (size_t i = skip; i < len; i++)
         u = (u << 8) | p[i];
@@ -282,13 +282,13 @@ pqd_status pqv_from_plain(const pqv_type *t, const uint8_t *p, size_t len, pqv *
     memset(out, 0, sizeof *out);
     out->kind = t->kind;
     if (!p && len)
-        return pqd_fail(err, PQD_E_INVALID, 0, "NULL value bytes");
+        return sv_fail(err, PQD_E_INVALID, 0, "NULL value bytes");
     int64_t w = pq_value_width(t->physical, t->type_length);
     if (w < 0)
-        return pqd_fail(err, PQD_E_INVALID, 0, "bad physical type %d", (int)t->physical);
+        return sv_fail(err, PQD_E_INVALID, 0, "bad physical type %d", (int)t->physical);
     if (w > 0 && (size_t)w != len)
-        return pqd_fail(err, PQD_E_CORRUPT, 0, "%s value of %zu bytes, expected %lld",
-                        pqv_kind_name(t->kind), len, (long long)w);
+        return sv_fail(err, PQD_E_CORRUPT, 0, "%s value of %zu bytes, expected %lld",
+                       pqv_kind_name(t->kind), len, (long long)w);
     switch (t->kind) {
     case PQV_BOOL:
         out->v.b = p[0] & 1;
@@ -328,37 +328,37 @@ pqd_status pqv_from_plain(const pqv_type *t, const uint8_t *p, size_t len, pqv *
         out->adjusted_to_utc = t->adjusted_to_utc;
         if (t->physical == PQ_INT96) {
             if (!pqv_int96_to_nanos(p, &out->v.i))
-                return pqd_fail(err, PQD_E_RANGE, 0, "INT96 timestamp outside int64 nanoseconds");
+                return sv_fail(err, PQD_E_RANGE, 0, "INT96 timestamp outside int64 nanoseconds");
         } else {
             out->v.i = t->physical == PQ_INT32 ? ld_i32(p) : ld_i64(p);
         }
         return PQD_OK;
     case PQV_BYTES:
         if (len > UINT32_MAX)
-            return pqd_fail(err, PQD_E_LIMIT, 0, "value of %zu bytes", len);
+            return sv_fail(err, PQD_E_LIMIT, 0, "value of %zu bytes", len);
         out->v.bytes.ptr = p;
         out->v.bytes.len = (uint32_t)len;
         return PQD_OK;
     }
-    return pqd_fail(err, PQD_E_INVALID, 0, "bad value kind %d", (int)t->kind);
+    return sv_fail(err, PQD_E_INVALID, 0, "bad value kind %d", (int)t->kind);
 }
 
 pqd_status pqv_from_page(const pqv_type *t, const pq_page_values *pv, uint32_t i, pqv *out,
                          pqd_error *err)
 {
     if (i >= pv->num_non_null)
-        return pqd_fail(err, PQD_E_RANGE, 0, "value %u of %u", i, pv->num_non_null);
+        return sv_fail(err, PQD_E_RANGE, 0, "value %u of %u", i, pv->num_non_null);
     if (pv->type != t->physical)
-        return pqd_fail(err, PQD_E_INVALID, 0, "page of type %d for a column of type %d",
-                        (int)pv->type, (int)t->physical);
+        return sv_fail(err, PQD_E_INVALID, 0, "page of type %d for a column of type %d",
+                       (int)pv->type, (int)t->physical);
     if (pv->type == PQ_BYTE_ARRAY) {
         if (!pv->offsets)
-            return pqd_fail(err, PQD_E_INVALID, 0, "page values not materialized");
+            return sv_fail(err, PQD_E_INVALID, 0, "page values not materialized");
         const uint32_t a = pv->offsets[i], b = pv->offsets[i + 1];
         return pqv_from_plain(t, pv->data + a, b - a, out, err);
     }
     if (!pv->values)
-        return pqd_fail(err, PQD_E_INVALID, 0, "page values not materialized");
+        return sv_fail(err, PQD_E_INVALID, 0, "page values not materialized");
     return pqv_from_plain(t, (const uint8_t *)pv->values + (size_t)i * pv->width, pv->width, out,
                           err);
 }
@@ -367,10 +367,10 @@ pqd_status pqv_from_dict(const pqv_type *t, const pq_dictionary *d, uint32_t i, 
                          pqd_error *err)
 {
     if (i >= d->count)
-        return pqd_fail(err, PQD_E_RANGE, 0, "dictionary entry %u of %u", i, d->count);
+        return sv_fail(err, PQD_E_RANGE, 0, "dictionary entry %u of %u", i, d->count);
     if (d->type != t->physical)
-        return pqd_fail(err, PQD_E_INVALID, 0, "dictionary of type %d for a column of type %d",
-                        (int)d->type, (int)t->physical);
+        return sv_fail(err, PQD_E_INVALID, 0, "dictionary of type %d for a column of type %d",
+                       (int)d->type, (int)t->physical);
     if (d->type == PQ_BYTE_ARRAY)
         return pqv_from_plain(t, d->data + d->offsets[i], d->offsets[i + 1] - d->offsets[i], out,
                               err);

@@ -71,7 +71,7 @@ unsigned pq_bit_width(uint64_t max_value)
  * shifts and masks fold into straight-line code. */
 
 #define DEFINE_UNPACK(SUF, T)                                                                    \
-    ALWAYS_INLINE void groups_##SUF##_w(const uint8_t *in, T *out, size_t ngroups, unsigned w)  \
+    ALWAYS_INLINE void groups_##SUF##_w(const uint8_t *in, T *out, size_t ngroups, unsigned w)   \
     {                                                                                            \
         const uint64_t mask = w >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << w) - 1);                 \
         for (size_t g = 0; g < ngroups; g++) {                                                   \
@@ -136,9 +136,9 @@ static void groups1_u16(const uint8_t *in, uint16_t *out, size_t ngroups)
 #define UCASES16(F)                                                                              \
     UCASES8(F) UC(F, 9) UC(F, 10) UC(F, 11) UC(F, 12) UC(F, 13) UC(F, 14) UC(F, 15) UC(F, 16)
 #define UCASES32(F)                                                                              \
-    UCASES16(F) UC(F, 17) UC(F, 18) UC(F, 19) UC(F, 20) UC(F, 21) UC(F, 22) UC(F, 23) UC(F, 24) \
+    UCASES16(F) UC(F, 17) UC(F, 18) UC(F, 19) UC(F, 20) UC(F, 21) UC(F, 22) UC(F, 23) UC(F, 24)  \
     UC(F, 25) UC(F, 26) UC(F, 27) UC(F, 28) UC(F, 29) UC(F, 30) UC(F, 31) UC(F, 32)
-#define UCASES64(F)                                                                              \
+#define UCASES64(F)                                                                             \
     UCASES32(F) UC(F, 33) UC(F, 34) UC(F, 35) UC(F, 36) UC(F, 37) UC(F, 38) UC(F, 39) UC(F, 40) \
     UC(F, 41) UC(F, 42) UC(F, 43) UC(F, 44) UC(F, 45) UC(F, 46) UC(F, 47) UC(F, 48) UC(F, 49)   \
     UC(F, 50) UC(F, 51) UC(F, 52) UC(F, 53) UC(F, 54) UC(F, 55) UC(F, 56) UC(F, 57) UC(F, 58)   \
@@ -188,7 +188,7 @@ static void groups1_u16(const uint8_t *in, uint16_t *out, size_t ngroups)
         }                                                                                        \
         size_t full = n / 8;                                                                     \
         if (full && w) {                                                                         \
-            /* Groups whose fast read (up to 8 bytes past the group) stays inside data. */      \
+            /* Groups whose fast read (up to 8 bytes past the group) stays inside data. */       \
             const uint64_t fit = data_len >= 8 ? (data_len - 8) / w : 0;                         \
             const uint64_t fast_end = fit > g ? fit : g;                                         \
             size_t fast = (size_t)(fast_end - g < full ? fast_end - g : full);                   \
@@ -231,12 +231,12 @@ static pqd_status check_packed(size_t in_len, unsigned w, unsigned max_w, size_t
                                pqd_error *err)
 {
     if (w > max_w)
-        return pqd_fail(err, PQD_E_RANGE, 0, "bit width %u over %u", w, max_w);
+        return sv_fail(err, PQD_E_RANGE, 0, "bit width %u over %u", w, max_w);
     const uint64_t need = ((uint64_t)n * w + 7) / 8;
     if (need > in_len)
-        return pqd_fail(err, PQD_E_TRUNCATED, in_len,
-                        "%zu values of %u bits need %llu bytes, %zu present", n, w,
-                        (unsigned long long)need, in_len);
+        return sv_fail(err, PQD_E_TRUNCATED, in_len,
+                       "%zu values of %u bits need %llu bytes, %zu present", n, w,
+                       (unsigned long long)need, in_len);
     return PQD_OK;
 }
 
@@ -262,9 +262,9 @@ pqd_status pq_rle_init(pq_rle_decoder *d, const uint8_t *buf, size_t len, unsign
 {
     memset(d, 0, sizeof *d);
     if (bit_width > 32)
-        return pqd_fail(err, PQD_E_RANGE, 0, "RLE/bit-packed: bit width %u over 32", bit_width);
+        return sv_fail(err, PQD_E_RANGE, 0, "RLE/bit-packed: bit width %u over 32", bit_width);
     if (!buf && len)
-        return pqd_fail(err, PQD_E_INVALID, 0, "RLE/bit-packed: NULL buffer");
+        return sv_fail(err, PQD_E_INVALID, 0, "RLE/bit-packed: NULL buffer");
     d->buf = buf;
     d->len = len;
     d->bit_width = bit_width;
@@ -280,12 +280,12 @@ static pqd_status next_run(pq_rle_decoder *d, pqd_error *err)
 {
     const size_t hpos = d->pos;
     if (hpos >= d->len)
-        return pqd_fail(err, PQD_E_TRUNCATED, hpos,
-                        "RLE/bit-packed: runs end at byte %zu before all values were read", hpos);
+        return sv_fail(err, PQD_E_TRUNCATED, hpos,
+                       "RLE/bit-packed: runs end at byte %zu before all values were read", hpos);
     uint32_t h;
     if (!pq_read_uleb32(d->buf, d->len, &d->pos, &h))
-        return pqd_fail(err, d->len - hpos < 5 ? PQD_E_TRUNCATED : PQD_E_CORRUPT, hpos,
-                        "RLE/bit-packed: bad run header at byte %zu", hpos);
+        return sv_fail(err, d->len - hpos < 5 ? PQD_E_TRUNCATED : PQD_E_CORRUPT, hpos,
+                       "RLE/bit-packed: bad run header at byte %zu", hpos);
     const unsigned w = d->bit_width;
     if (h & 1) {
         const uint64_t groups = h >> 1;
@@ -305,15 +305,15 @@ static pqd_status next_run(pq_rle_decoder *d, pqd_error *err)
     } else {
         const unsigned nb = (w + 7) / 8;
         if (nb > d->len - d->pos)
-            return pqd_fail(err, PQD_E_TRUNCATED, d->pos,
-                            "RLE/bit-packed: RLE run value at byte %zu is truncated", d->pos);
+            return sv_fail(err, PQD_E_TRUNCATED, d->pos,
+                           "RLE/bit-packed: RLE run value at byte %zu is truncated", d->pos);
         uint32_t v = 0;
         for (unsigned i = 0; i < nb; i++)
             v |= (uint32_t)d->buf[d->pos + i] << (8 * i);
         if (w < 32 && (v >> w) != 0)
-            return pqd_fail(err, PQD_E_RANGE, d->pos,
-                            "RLE/bit-packed: RLE run value %u at byte %zu does not fit %u bits", v,
-                            d->pos, w);
+            return sv_fail(err, PQD_E_RANGE, d->pos,
+                           "RLE/bit-packed: RLE run value %u at byte %zu does not fit %u bits", v,
+                           d->pos, w);
         d->pos += nb;
         d->rle = true;
         d->rle_value = v;
@@ -326,8 +326,8 @@ static pqd_status next_run(pq_rle_decoder *d, pqd_error *err)
     pqd_status pq_rle_get_##SUF(pq_rle_decoder *d, T *out, size_t n, pqd_error *err)             \
     {                                                                                            \
         if (d->bit_width > MAXW)                                                                 \
-            return pqd_fail(err, PQD_E_INVALID, 0,                                               \
-                            "RLE/bit-packed: bit width %u too wide for " #SUF, d->bit_width);    \
+            return sv_fail(err, PQD_E_INVALID, 0,                                                \
+                           "RLE/bit-packed: bit width %u too wide for " #SUF, d->bit_width);     \
         while (n) {                                                                              \
             if (d->run_left == 0) {                                                              \
                 const pqd_status st = next_run(d, err);                                          \
@@ -344,7 +344,7 @@ static pqd_status next_run(pq_rle_decoder *d, pqd_error *err)
                     for (size_t i = 0; i < k; i++)                                               \
                         out[i] = v;                                                              \
             } else {                                                                             \
-                range_##SUF(d->buf + d->bp_data, d->bp_bytes, d->bit_width, d->bp_index, out,   \
+                range_##SUF(d->buf + d->bp_data, d->bp_bytes, d->bit_width, d->bp_index, out,    \
                             k);                                                                  \
                 d->bp_index += k;                                                                \
             }                                                                                    \
@@ -416,8 +416,8 @@ pqd_status pq_rle_get_levels(pq_rle_decoder *d, uint16_t *out, size_t n, uint16_
                              size_t *count, uint16_t *max, pqd_error *err)
 {
     if (d->bit_width > 15)
-        return pqd_fail(err, PQD_E_INVALID, 0, "RLE/bit-packed: bit width %u too wide for levels",
-                        d->bit_width);
+        return sv_fail(err, PQD_E_INVALID, 0, "RLE/bit-packed: bit width %u too wide for levels",
+                       d->bit_width);
     size_t c = 0;
     uint16_t mx = 0;
     while (n) {

@@ -48,12 +48,12 @@ static tc_status map_init(pq_page_map *pm, const pq_column_ctx *col, tc_error *e
     memset(pm, 0, sizeof *pm);
     pm->dict_page = -1;
     if (!col || !col->chunk || !col->leaf)
-        return tc_error_set(err, TC_E_INVALID, 0, "no column chunk given");
+        return sv_fail(err, TC_E_INVALID, 0, "no column chunk given");
     const pq_column_chunk *c = col->chunk;
     if (!pq_column_chunk_range(c, &pm->chunk_offset, &pm->chunk_len))
-        return tc_error_set(err, TC_E_RANGE, 0, "column chunk byte range overflows");
+        return sv_fail(err, TC_E_RANGE, 0, "column chunk byte range overflows");
     if (pm->chunk_len > INT64_MAX - pm->chunk_offset)
-        return tc_error_set(err, TC_E_RANGE, 0, "column chunk byte range overflows");
+        return sv_fail(err, TC_E_RANGE, 0, "column chunk byte range overflows");
     pm->type = col->leaf->type;
     pm->type_length = col->leaf->type_length;
     pm->codec = c->codec;
@@ -167,23 +167,23 @@ tc_status pq_page_map_from_offset_index(const pq_column_ctx *col, const pq_offse
     const uint64_t start = out->chunk_offset, end = out->chunk_offset + out->chunk_len;
     uint32_t cap = 0;
     if (!oi || oi->n_pages == 0) {
-        s = tc_error_set(err, TC_E_INVALID, (size_t)start, "OffsetIndex lists no pages");
+        s = sv_fail(err, TC_E_INVALID, (size_t)start, "OffsetIndex lists no pages");
         goto fail;
     }
     const uint64_t first = (uint64_t)oi->pages[0].offset;
     if (oi->pages[0].offset < 0 || first < start || first >= end) {
-        s = tc_error_set(err, TC_E_RANGE, (size_t)start,
-                         "first data page at %lld lies outside the column chunk [%llu, %llu)",
-                         (long long)oi->pages[0].offset, (unsigned long long)start,
-                         (unsigned long long)end);
+        s = sv_fail(err, TC_E_RANGE, (size_t)start,
+                    "first data page at %lld lies outside the column chunk [%llu, %llu)",
+                    (long long)oi->pages[0].offset, (unsigned long long)start,
+                    (unsigned long long)end);
         goto fail;
     }
     if (first > start) {
         if (first - start > UINT32_MAX) {
-            s = tc_error_set(err, TC_E_RANGE, (size_t)start,
-                             "%llu bytes before the first data page are too many for a "
-                             "dictionary page",
-                             (unsigned long long)(first - start));
+            s = sv_fail(err, TC_E_RANGE, (size_t)start,
+                        "%llu bytes before the first data page are too many for a "
+                        "dictionary page",
+                        (unsigned long long)(first - start));
             goto fail;
         }
         pq_page *d = push_page(out, &cap);
@@ -199,30 +199,30 @@ tc_status pq_page_map_from_offset_index(const pq_column_ctx *col, const pq_offse
     for (uint32_t i = 0; i < oi->n_pages; i++) {
         const pq_page_location *l = &oi->pages[i];
         if (l->offset < 0 || (uint64_t)l->offset != at) {
-            s = tc_error_set(err, TC_E_INVALID, (size_t)(l->offset < 0 ? 0 : l->offset),
-                             "OffsetIndex page %u starts at %lld, but the previous page ends at "
-                             "%llu (pages must tile the chunk)",
-                             i, (long long)l->offset, (unsigned long long)at);
+            s = sv_fail(err, TC_E_INVALID, (size_t)(l->offset < 0 ? 0 : l->offset),
+                        "OffsetIndex page %u starts at %lld, but the previous page ends at "
+                        "%llu (pages must tile the chunk)",
+                        i, (long long)l->offset, (unsigned long long)at);
             goto fail;
         }
         if (l->compressed_page_size <= 0 ||
             (uint64_t)l->compressed_page_size > end - (uint64_t)l->offset) {
-            s = tc_error_set(err, TC_E_RANGE, (size_t)l->offset,
-                             "OffsetIndex page %u of %d bytes at %lld runs past the chunk end "
-                             "%llu",
-                             i, (int)l->compressed_page_size, (long long)l->offset,
-                             (unsigned long long)end);
+            s = sv_fail(err, TC_E_RANGE, (size_t)l->offset,
+                        "OffsetIndex page %u of %d bytes at %lld runs past the chunk end "
+                        "%llu",
+                        i, (int)l->compressed_page_size, (long long)l->offset,
+                        (unsigned long long)end);
             goto fail;
         }
         const int64_t next_row = i + 1 < oi->n_pages ? oi->pages[i + 1].first_row_index
                                                      : out->row_group_rows;
         if ((i == 0 && l->first_row_index != 0) || l->first_row_index < 0 ||
             next_row <= l->first_row_index) {
-            s = tc_error_set(err, TC_E_INVALID, (size_t)l->offset,
-                             "OffsetIndex page %u: first_row_index %lld, next page or row-group "
-                             "end at row %lld (%lld rows in the row group)",
-                             i, (long long)l->first_row_index, (long long)next_row,
-                             (long long)out->row_group_rows);
+            s = sv_fail(err, TC_E_INVALID, (size_t)l->offset,
+                        "OffsetIndex page %u: first_row_index %lld, next page or row-group "
+                        "end at row %lld (%lld rows in the row group)",
+                        i, (long long)l->first_row_index, (long long)next_row,
+                        (long long)out->row_group_rows);
             goto fail;
         }
         pq_page *p = push_page(out, &cap);
@@ -237,16 +237,16 @@ tc_status pq_page_map_from_offset_index(const pq_column_ctx *col, const pq_offse
         at += (uint64_t)l->compressed_page_size;
     }
     if (at != end) {
-        s = tc_error_set(err, TC_E_INVALID, (size_t)at,
-                         "OffsetIndex pages end at %llu but the column chunk ends at %llu",
-                         (unsigned long long)at, (unsigned long long)end);
+        s = sv_fail(err, TC_E_INVALID, (size_t)at,
+                    "OffsetIndex pages end at %llu but the column chunk ends at %llu",
+                    (unsigned long long)at, (unsigned long long)end);
         goto fail;
     }
     out->has_offset_index = true;
     pq_page_map_classify(out, NULL, 0);
     return TC_OK;
 nomem:
-    s = tc_error_set(err, TC_E_NOMEM, 0, "out of memory");
+    s = sv_fail(err, TC_E_NOMEM, 0, "out of memory");
 fail:
     pq_page_map_free(out);
     out->dict_page = -1;
@@ -257,8 +257,8 @@ tc_status pq_page_map_set_header(pq_page_map *pm, uint32_t i, const uint8_t *buf
                                  tc_error *err)
 {
     if (i >= pm->n_pages)
-        return tc_error_set(err, TC_E_INVALID, 0, "page %u does not exist (%u pages)", i,
-                            pm->n_pages);
+        return sv_fail(err, TC_E_INVALID, 0, "page %u does not exist (%u pages)", i,
+                       pm->n_pages);
     pq_page *p = &pm->pages[i];
     pq_page_header h;
     size_t hl = 0;
@@ -268,24 +268,24 @@ tc_status pq_page_map_set_header(pq_page_map *pm, uint32_t i, const uint8_t *buf
         return header_error(err, &e, p->offset, i);
     const uint64_t total = (uint64_t)hl + (uint64_t)h.compressed_page_size;
     if (total != p->total_size)
-        return tc_error_set(err, TC_E_MISMATCH, (size_t)p->offset,
-                            "page %u at %llu: header (%zu bytes) + body (%d bytes) = %llu, but "
-                            "the OffsetIndex says %u",
-                            i, (unsigned long long)p->offset, hl, (int)h.compressed_page_size,
-                            (unsigned long long)total, p->total_size);
+        return sv_fail(err, TC_E_MISMATCH, (size_t)p->offset,
+                       "page %u at %llu: header (%zu bytes) + body (%d bytes) = %llu, but "
+                       "the OffsetIndex says %u",
+                       i, (unsigned long long)p->offset, hl, (int)h.compressed_page_size,
+                       (unsigned long long)total, p->total_size);
     const bool data = h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2;
     if (data != p->is_data || (p->inferred && h.type != PQ_PAGE_DICTIONARY))
-        return tc_error_set(err, TC_E_MISMATCH, (size_t)p->offset,
-                            "page %u at %llu is a %s, but the OffsetIndex implies a %s", i,
-                            (unsigned long long)p->offset, pq_page_type_name(h.type),
-                            p->is_data ? "data page" : "dictionary page");
+        return sv_fail(err, TC_E_MISMATCH, (size_t)p->offset,
+                       "page %u at %llu is a %s, but the OffsetIndex implies a %s", i,
+                       (unsigned long long)p->offset, pq_page_type_name(h.type),
+                       p->is_data ? "data page" : "dictionary page");
     const int64_t rows = header_rows(pm, &h);
     if (p->is_data && rows >= 0 && rows != p->num_rows)
-        return tc_error_set(err, TC_E_MISMATCH, (size_t)p->offset,
-                            "page %u at %llu holds %lld rows by its header, %lld by the "
-                            "OffsetIndex",
-                            i, (unsigned long long)p->offset, (long long)rows,
-                            (long long)p->num_rows);
+        return sv_fail(err, TC_E_MISMATCH, (size_t)p->offset,
+                       "page %u at %llu holds %lld rows by its header, %lld by the "
+                       "OffsetIndex",
+                       i, (unsigned long long)p->offset, (long long)rows,
+                       (long long)p->num_rows);
     fill_from_header(pm, p, &h, hl);
     const uint8_t *body = len - hl >= (size_t)h.compressed_page_size ? buf + hl : NULL;
     p->elig = pq_page_eligibility(pm, i, body, body ? (size_t)h.compressed_page_size : 0);
@@ -302,9 +302,9 @@ tc_status pq_page_map_from_chunk(const pq_column_ctx *col, const uint8_t *chunk,
         return s;
     uint32_t cap = 0;
     if (!chunk || chunk_len < out->chunk_len) {
-        s = tc_error_set(err, TC_E_NEED_MORE, 0,
-                         "the column chunk has %llu bytes, %zu were supplied",
-                         (unsigned long long)out->chunk_len, chunk ? chunk_len : 0);
+        s = sv_fail(err, TC_E_NEED_MORE, 0,
+                    "the column chunk has %llu bytes, %zu were supplied",
+                    (unsigned long long)out->chunk_len, chunk ? chunk_len : 0);
         goto fail;
     }
     const size_t len = (size_t)out->chunk_len;
@@ -325,26 +325,26 @@ tc_status pq_page_map_from_chunk(const pq_column_ctx *col, const uint8_t *chunk,
             goto fail;
         }
         if ((size_t)h.compressed_page_size > len - pos - hl) {
-            s = tc_error_set(err, TC_E_RANGE, (size_t)file_off,
-                             "page %u at file offset %llu: body of %d bytes runs past the column "
-                             "chunk end (%zu bytes left)",
-                             out->n_pages, (unsigned long long)file_off,
-                             (int)h.compressed_page_size, len - pos - hl);
+            s = sv_fail(err, TC_E_RANGE, (size_t)file_off,
+                        "page %u at file offset %llu: body of %d bytes runs past the column "
+                        "chunk end (%zu bytes left)",
+                        out->n_pages, (unsigned long long)file_off,
+                        (int)h.compressed_page_size, len - pos - hl);
             goto fail;
         }
         if (hl + (size_t)h.compressed_page_size > UINT32_MAX) {
-            s = tc_error_set(err, TC_E_LIMIT, (size_t)file_off, "page larger than 4 GiB");
+            s = sv_fail(err, TC_E_LIMIT, (size_t)file_off, "page larger than 4 GiB");
             goto fail;
         }
         if (h.type == PQ_PAGE_DICTIONARY && out->n_pages != 0) {
-            s = tc_error_set(err, TC_E_INVALID, (size_t)file_off,
-                             "dictionary page at file offset %llu is page %u; it must come first",
-                             (unsigned long long)file_off, out->n_pages);
+            s = sv_fail(err, TC_E_INVALID, (size_t)file_off,
+                        "dictionary page at file offset %llu is page %u; it must come first",
+                        (unsigned long long)file_off, out->n_pages);
             goto fail;
         }
         pq_page *p = push_page(out, &cap);
         if (!p) {
-            s = tc_error_set(err, TC_E_NOMEM, 0, "out of memory");
+            s = sv_fail(err, TC_E_NOMEM, 0, "out of memory");
             goto fail;
         }
         p->offset = file_off;
@@ -367,15 +367,15 @@ tc_status pq_page_map_from_chunk(const pq_column_ctx *col, const uint8_t *chunk,
         pos += p->total_size;
     }
     if (values != out->num_values) {
-        s = tc_error_set(err, TC_E_MISMATCH, (size_t)out->chunk_offset,
-                         "data page headers hold %lld values, ColumnMetaData.num_values is %lld",
-                         (long long)values, (long long)out->num_values);
+        s = sv_fail(err, TC_E_MISMATCH, (size_t)out->chunk_offset,
+                    "data page headers hold %lld values, ColumnMetaData.num_values is %lld",
+                    (long long)values, (long long)out->num_values);
         goto fail;
     }
     if (rows_known && rows != out->row_group_rows) {
-        s = tc_error_set(err, TC_E_MISMATCH, (size_t)out->chunk_offset,
-                         "data page headers hold %lld rows, the row group has %lld",
-                         (long long)rows, (long long)out->row_group_rows);
+        s = sv_fail(err, TC_E_MISMATCH, (size_t)out->chunk_offset,
+                    "data page headers hold %lld rows, the row group has %lld",
+                    (long long)rows, (long long)out->row_group_rows);
         goto fail;
     }
     out->headers_walked = true;
@@ -465,7 +465,7 @@ tc_status pq_page_map_build(const pq_column_ctx *col, const pq_offset_index *oi,
     if (!oi && !chunk) {
         memset(out, 0, sizeof *out);
         out->dict_page = -1;
-        return tc_error_set(err, TC_E_INVALID, 0, "neither an OffsetIndex nor chunk bytes");
+        return sv_fail(err, TC_E_INVALID, 0, "neither an OffsetIndex nor chunk bytes");
     }
     if (!chunk)
         return pq_page_map_from_offset_index(col, oi, out, err);
@@ -488,7 +488,7 @@ tc_status pq_page_map_build(const pq_column_ctx *col, const pq_offset_index *oi,
     s = pq_page_map_cross_check(&a, &b, m);
     if (s != TC_OK) {
         const uint64_t off = m->page < a.n_pages ? a.pages[m->page].offset : a.chunk_offset;
-        tc_error_set(err, s, (size_t)off, "OffsetIndex and page headers disagree: %s", m->msg);
+        sv_fail(err, s, (size_t)off, "OffsetIndex and page headers disagree: %s", m->msg);
         pq_page_map_free(&a);
         pq_page_map_free(&b);
         memset(out, 0, sizeof *out);
@@ -611,23 +611,23 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
 {
     memset(out, 0, sizeof *out);
     if (len > UINT32_MAX)
-        return tc_error_set(err, TC_E_LIMIT, 0, "zstd buffer larger than 4 GiB");
+        return sv_fail(err, TC_E_LIMIT, 0, "zstd buffer larger than 4 GiB");
     if (len < 5)
-        return tc_error_set(err, TC_E_TRUNCATED, 0, "%zu bytes cannot hold a zstd frame header",
-                            len);
+        return sv_fail(err, TC_E_TRUNCATED, 0, "%zu bytes cannot hold a zstd frame header",
+                       len);
     const uint32_t magic = (uint32_t)le(buf, 4);
     if ((magic & 0xFFFFFFF0u) == 0x184D2A50u)
-        return tc_error_set(err, TC_E_MAGIC, 0, "skippable frame (magic 0x%08x) where a zstd "
-                                                "frame was expected",
-                            magic);
+        return sv_fail(err, TC_E_MAGIC, 0, "skippable frame (magic 0x%08x) where a zstd "
+                                           "frame was expected",
+                       magic);
     if (magic != ZSTD_MAGIC)
-        return tc_error_set(err, TC_E_MAGIC, 0, "not a zstd frame (magic 0x%08x)", magic);
+        return sv_fail(err, TC_E_MAGIC, 0, "not a zstd frame (magic 0x%08x)", magic);
     size_t pos = 4;
     const uint8_t fhd = buf[pos++];
     const unsigned fcs_flag = fhd >> 6;
     out->single_segment = (fhd >> 5) & 1;
     if (fhd & 0x08)
-        return tc_error_set(err, TC_E_INVALID, 4, "zstd frame header reserved bit is set");
+        return sv_fail(err, TC_E_INVALID, 4, "zstd frame header reserved bit is set");
     out->has_checksum = (fhd >> 2) & 1;
     static const unsigned did_sizes[4] = {0, 1, 2, 4};
     const unsigned did_size = did_sizes[fhd & 3];
@@ -638,8 +638,8 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
         fcs_size = 1u << fcs_flag; /* 2, 4, 8 */
     const size_t hdr_end = pos + (out->single_segment ? 0 : 1) + did_size + fcs_size;
     if (hdr_end > len)
-        return tc_error_set(err, TC_E_TRUNCATED, pos, "zstd frame header needs %zu bytes, %zu given",
-                            hdr_end, len);
+        return sv_fail(err, TC_E_TRUNCATED, pos, "zstd frame header needs %zu bytes, %zu given",
+                       hdr_end, len);
     if (!out->single_segment) {
         const uint8_t wd = buf[pos++];
         const unsigned wlog = 10u + (wd >> 3);
@@ -668,7 +668,7 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
     while (!last) {
         if (len - pos < 3) {
             pq_zstd_frame_free(out);
-            return tc_error_set(err, TC_E_TRUNCATED, pos, "zstd block header truncated");
+            return sv_fail(err, TC_E_TRUNCATED, pos, "zstd block header truncated");
         }
         const uint32_t h = (uint32_t)le(buf + pos, 3);
         last = h & 1;
@@ -676,19 +676,19 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
         const uint32_t size = h >> 3;
         if (type == 3) {
             pq_zstd_frame_free(out);
-            return tc_error_set(err, TC_E_INVALID, pos, "zstd block uses the reserved type");
+            return sv_fail(err, TC_E_INVALID, pos, "zstd block uses the reserved type");
         }
         if (size > block_max) {
             pq_zstd_frame_free(out);
-            return tc_error_set(err, TC_E_INVALID, pos,
-                                "zstd block of %u bytes exceeds Block_Maximum_Size %llu", size,
-                                (unsigned long long)block_max);
+            return sv_fail(err, TC_E_INVALID, pos,
+                           "zstd block of %u bytes exceeds Block_Maximum_Size %llu", size,
+                           (unsigned long long)block_max);
         }
         const uint32_t content = type == PQ_ZSTD_RLE ? 1 : size;
         if (len - pos - 3 < content) {
             pq_zstd_frame_free(out);
-            return tc_error_set(err, TC_E_TRUNCATED, pos,
-                                "zstd block of %u bytes runs past the end of the buffer", content);
+            return sv_fail(err, TC_E_TRUNCATED, pos,
+                           "zstd block of %u bytes runs past the end of the buffer", content);
         }
         if (want_blocks) {
             if (out->n_blocks == cap) {
@@ -696,7 +696,7 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
                 pq_zstd_block *nb = realloc(out->blocks, (size_t)ncap * sizeof *nb);
                 if (!nb) {
                     pq_zstd_frame_free(out);
-                    return tc_error_set(err, TC_E_NOMEM, pos, "out of memory");
+                    return sv_fail(err, TC_E_NOMEM, pos, "out of memory");
                 }
                 out->blocks = nb;
                 cap = ncap;
@@ -720,7 +720,7 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
     if (out->has_checksum) {
         if (len - pos < 4) {
             pq_zstd_frame_free(out);
-            return tc_error_set(err, TC_E_TRUNCATED, pos, "zstd content checksum truncated");
+            return sv_fail(err, TC_E_TRUNCATED, pos, "zstd content checksum truncated");
         }
         pos += 4;
     }

@@ -1361,16 +1361,16 @@ tc_status pq_file_meta_parse(const uint8_t *buf, size_t len, uint64_t data_end,
 {
     *out = NULL;
     if (!buf && len)
-        return tc_error_set(err, TC_E_INVALID, 0, "no buffer");
+        return sv_fail(err, TC_E_INVALID, 0, "no buffer");
     if (len > PQ_MAX_FOOTER_LEN)
-        return tc_error_set(err, TC_E_LIMIT, 0, "footer of %zu bytes exceeds the %u-byte limit",
-                            len, PQ_MAX_FOOTER_LEN);
+        return sv_fail(err, TC_E_LIMIT, 0, "footer of %zu bytes exceeds the %u-byte limit",
+                       len, PQ_MAX_FOOTER_LEN);
     pq_file_meta *m = calloc(1, sizeof *m);
     struct pq_arena *a = arena_new(PQ_MAX_DECODED_BYTES);
     if (!m || !a) {
         free(m);
         arena_free(a);
-        return tc_error_set(err, TC_E_NOMEM, 0, "out of memory");
+        return sv_fail(err, TC_E_NOMEM, 0, "out of memory");
     }
     m->arena = a;
     pm d;
@@ -1378,7 +1378,7 @@ tc_status pq_file_meta_parse(const uint8_t *buf, size_t len, uint64_t data_end,
     uint8_t *copy = arena_alloc(a, len);
     if (!copy) {
         pq_file_meta_free(m);
-        return tc_error_set(err, TC_E_NOMEM, 0, "out of memory copying the footer");
+        return sv_fail(err, TC_E_NOMEM, 0, "out of memory copying the footer");
     }
     if (len)
         memcpy(copy, buf, len);
@@ -1398,29 +1398,29 @@ tc_status pq_footer_locate(uint64_t file_size, const uint8_t last8[PQ_TAIL_LEN],
                            pq_footer_loc *loc, tc_error *err)
 {
     if (file_size < 12)
-        return tc_error_set(err, TC_E_TRUNCATED, 0,
-                            "file of %llu bytes is too short to be Parquet (needs 12)",
-                            (unsigned long long)file_size);
+        return sv_fail(err, TC_E_TRUNCATED, 0,
+                       "file of %llu bytes is too short to be Parquet (needs 12)",
+                       (unsigned long long)file_size);
     const uint64_t magic_at = file_size - 4;
     if (memcmp(last8 + 4, "PARE", 4) == 0)
-        return tc_error_set(err, TC_E_ENCRYPTED, magic_at,
-                            "file ends with \"PARE\": encrypted footer is not supported");
+        return sv_fail(err, TC_E_ENCRYPTED, magic_at,
+                       "file ends with \"PARE\": encrypted footer is not supported");
     if (memcmp(last8 + 4, "PAR1", 4) != 0)
-        return tc_error_set(err, TC_E_MAGIC, magic_at,
-                            "file does not end with \"PAR1\" (found %02x %02x %02x %02x)",
-                            last8[4], last8[5], last8[6], last8[7]);
+        return sv_fail(err, TC_E_MAGIC, magic_at,
+                       "file does not end with \"PAR1\" (found %02x %02x %02x %02x)",
+                       last8[4], last8[5], last8[6], last8[7]);
     const uint32_t flen = (uint32_t)last8[0] | (uint32_t)last8[1] << 8 |
                           (uint32_t)last8[2] << 16 | (uint32_t)last8[3] << 24;
     if (flen == 0)
-        return tc_error_set(err, TC_E_RANGE, file_size - 8, "footer length is zero");
+        return sv_fail(err, TC_E_RANGE, file_size - 8, "footer length is zero");
     if (flen > PQ_MAX_FOOTER_LEN)
-        return tc_error_set(err, TC_E_LIMIT, file_size - 8,
-                            "footer length %u exceeds the %u-byte limit", flen,
-                            PQ_MAX_FOOTER_LEN);
+        return sv_fail(err, TC_E_LIMIT, file_size - 8,
+                       "footer length %u exceeds the %u-byte limit", flen,
+                       PQ_MAX_FOOTER_LEN);
     if ((uint64_t)flen + 12 > file_size)
-        return tc_error_set(err, TC_E_RANGE, file_size - 8,
-                            "footer length %u runs past the start of a %llu-byte file", flen,
-                            (unsigned long long)file_size);
+        return sv_fail(err, TC_E_RANGE, file_size - 8,
+                       "footer length %u runs past the start of a %llu-byte file", flen,
+                       (unsigned long long)file_size);
     loc->footer_len = flen;
     loc->footer_offset = file_size - 8 - flen;
     return TC_OK;
@@ -1431,17 +1431,17 @@ tc_status pq_file_meta_from_tail(const uint8_t *tail, size_t tail_len, uint64_t 
 {
     *out = NULL;
     if (tail_len > file_size)
-        return tc_error_set(err, TC_E_INVALID, 0, "tail of %zu bytes is longer than the file",
-                            tail_len);
+        return sv_fail(err, TC_E_INVALID, 0, "tail of %zu bytes is longer than the file",
+                       tail_len);
     if (tail_len < PQ_TAIL_LEN) {
         if (need_tail)
             *need_tail = PQ_TAIL_LEN;
         if (file_size < 12)
-            return tc_error_set(err, TC_E_TRUNCATED, 0,
-                                "file of %llu bytes is too short to be Parquet (needs 12)",
-                                (unsigned long long)file_size);
-        return tc_error_set(err, TC_E_NEED_MORE, 0, "need the last %u bytes of the file",
-                            PQ_TAIL_LEN);
+            return sv_fail(err, TC_E_TRUNCATED, 0,
+                           "file of %llu bytes is too short to be Parquet (needs 12)",
+                           (unsigned long long)file_size);
+        return sv_fail(err, TC_E_NEED_MORE, 0, "need the last %u bytes of the file",
+                       PQ_TAIL_LEN);
     }
     pq_footer_loc loc;
     const tc_status s = pq_footer_locate(file_size, tail + tail_len - PQ_TAIL_LEN, &loc, err);
@@ -1451,9 +1451,9 @@ tc_status pq_file_meta_from_tail(const uint8_t *tail, size_t tail_len, uint64_t 
     if (need_tail)
         *need_tail = need;
     if (tail_len < need)
-        return tc_error_set(err, TC_E_NEED_MORE, 0,
-                            "need the last %llu bytes of the file for a %u-byte footer",
-                            (unsigned long long)need, loc.footer_len);
+        return sv_fail(err, TC_E_NEED_MORE, 0,
+                       "need the last %llu bytes of the file for a %u-byte footer",
+                       (unsigned long long)need, loc.footer_len);
     const uint8_t *footer = tail + tail_len - need;
     /* Errors inside the footer report offsets relative to the footer. */
     const tc_status ps = pq_file_meta_parse(footer, loc.footer_len, loc.footer_offset, out, err);
@@ -1687,7 +1687,7 @@ tc_status pq_column_index_parse(const uint8_t *buf, size_t len, pq_column_index 
     memset(out, 0, sizeof *out);
     out->owned = malloc(len ? len : 1);
     if (!out->owned)
-        return tc_error_set(err, TC_E_NOMEM, 0, "out of memory");
+        return sv_fail(err, TC_E_NOMEM, 0, "out of memory");
     if (len)
         memcpy(out->owned, buf, len);
     tc_reader rr, *r = &rr;

@@ -39,19 +39,6 @@ const char *tc_type_name(int t)
     return "invalid";
 }
 
-tc_status tc_error_set(tc_error *err, tc_status s, size_t offset, const char *fmt, ...)
-{
-    if (err) {
-        err->code = s;
-        err->offset = offset;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return s;
-}
-
 void tc_reader_init(tc_reader *r, const void *buf, size_t len)
 {
     memset(r, 0, sizeof *r);
@@ -116,16 +103,14 @@ bool tc_failv(tc_reader *r, tc_status s, size_t offset, const char *fmt, va_list
     if (r->failed)
         return false;
     r->failed = true;
-    r->err.code = s;
-    r->err.offset = offset;
-    char detail[TC_ERROR_MSG];
+    char detail[SV_ERROR_MSG];
     vsnprintf(detail, sizeof detail, fmt, ap);
     char path[160];
     tc_path_format(r, path, sizeof path);
     if (path[0])
-        snprintf(r->err.msg, sizeof r->err.msg, "%s: %s (at byte %zu)", path, detail, offset);
+        sv_fail(&r->err, s, offset, "%s: %s (at byte %zu)", path, detail, offset);
     else
-        snprintf(r->err.msg, sizeof r->err.msg, "%s (at byte %zu)", detail, offset);
+        sv_fail(&r->err, s, offset, "%s (at byte %zu)", detail, offset);
     return false;
 }
 

@@ -19,6 +19,8 @@
 #ifndef SIEVE_THRIFT_COMPACT_H
 #define SIEVE_THRIFT_COMPACT_H
 
+#include "sv_error.h"
+
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,17 +52,10 @@ typedef enum {
 /* Short stable name of a status, e.g. "truncated", "bad_varint". */
 const char *tc_status_name(tc_status s);
 
-#define TC_ERROR_MSG 320
-
-typedef struct {
-    tc_status code;
-    size_t offset;          /* byte offset into the parsed buffer */
-    char msg[TC_ERROR_MSG]; /* NUL-terminated, "path: what went wrong" */
-} tc_error;
-
-/* Record an error (path-less) into err if it is not NULL. Returns s. */
-tc_status tc_error_set(tc_error *err, tc_status s, size_t offset, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/* The one error shape (common/sv_error.h): code is a tc_status, offset the
+ * byte offset into the parsed buffer, msg "path: what went wrong". Fill it
+ * with sv_fail. */
+typedef sv_error tc_error;
 
 /* Compact-protocol wire types (field headers and element types). Field
  * headers use BOOL_TRUE/BOOL_FALSE to carry the value; element headers use

@@ -31,46 +31,24 @@ const char *pred_status_name(pred_status s)
     return "unknown";
 }
 
-static pred_status vfail(pred_error *err, pred_status s, bool has_pos, size_t pos,
-                         const char *fmt, va_list ap) __attribute__((format(printf, 5, 0)));
-
-static pred_status vfail(pred_error *err, pred_status s, bool has_pos, size_t pos,
-                         const char *fmt, va_list ap)
-{
-    if (err) {
-        err->status = s;
-        err->pos = has_pos ? pos : 0;
-        int n = has_pos ? snprintf(err->msg, sizeof err->msg, "at %zu: ", pos) : 0;
-        if (n < 0 || (size_t)n >= sizeof err->msg)
-            n = 0;
-        vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
-    }
-    return s;
-}
-
-/* An error about the text at byte pos. */
+/* An error about the text at byte pos: the message starts "at POS: ". */
 static pred_status fail_at(pred_error *err, pred_status s, size_t pos, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static pred_status fail_at(pred_error *err, pred_status s, size_t pos, const char *fmt, ...)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(err, s, true, pos, fmt, ap);
-    va_end(ap);
+    if (err) {
+        char detail[SV_ERROR_MSG];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(detail, sizeof detail, fmt, ap);
+        va_end(ap);
+        sv_fail(err, s, pos, "at %zu: %s", pos, detail);
+    }
     return s;
 }
 
-/* An error not tied to a place in the text (arguments, memory). */
-static pred_status fail(pred_error *err, pred_status s, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static pred_status fail(pred_error *err, pred_status s, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vfail(err, s, false, 0, fmt, ap);
-    va_end(ap);
-    return s;
-}
+/* An error not tied to a place in the text (arguments, memory) is
+ * sv_fail(err, s, 0, ...). */
 
 /* Grow *p (element size sz) to hold at least need elements. */
 static bool grow(void **p, uint32_t *cap, uint32_t need, size_t sz)
@@ -574,7 +552,7 @@ static pred_status expected(parser *P, const char *what)
 
 static pred_status nomem(pred_error *err)
 {
-    return fail(err, PRED_E_NOMEM, "out of memory");
+    return sv_fail(err, PRED_E_NOMEM, 0, "out of memory");
 }
 
 static pred_status new_node(parser *P, pkind kind, size_t pos, uint32_t *out)
@@ -1098,7 +1076,7 @@ static pred_status parse_or(parser *P, uint32_t *out)
 pred_status pred_parse(const char *text, size_t len, pred_expr **out, pred_error *err)
 {
     if (!out || (!text && len))
-        return fail(err, PRED_E_INVALID, "NULL argument");
+        return sv_fail(err, PRED_E_INVALID, 0, "NULL argument");
     *out = NULL;
     if (len > PRED_MAX_TEXT)
         return fail_at(err, PRED_E_LIMIT, PRED_MAX_TEXT, "predicate longer than %u bytes",
@@ -1675,7 +1653,7 @@ static pred_status bind_leaf(binder *B, const pnode *p, uint32_t *out)
         return PRED_OK;
     }
     default:
-        return fail(B->err, PRED_E_INVALID, "bad predicate node %d", p->kind);
+        return sv_fail(B->err, PRED_E_INVALID, 0, "bad predicate node %d", p->kind);
     }
 }
 
@@ -1718,7 +1696,7 @@ pred_status pred_bind(const pred_expr *e, const pq_file_meta *m, pred_bound **ou
                       pred_error *err)
 {
     if (!e || !m || !out || (m->n_leaves && !m->leaves))
-        return fail(err, PRED_E_INVALID, "NULL argument");
+        return sv_fail(err, PRED_E_INVALID, 0, "NULL argument");
     *out = NULL;
     pred_bound *b = calloc(1, sizeof *b);
     binder B = {.e = e, .m = m, .b = b, .err = err};
@@ -1968,13 +1946,13 @@ pred_status pred_eval(const pred_bound *b, const pred_column_vec *cols, uint32_t
                       uint8_t *selected, pred_error *err)
 {
     if (!b || (nrows && !selected) || (b->ncols && !cols))
-        return fail(err, PRED_E_INVALID, "NULL argument");
+        return sv_fail(err, PRED_E_INVALID, 0, "NULL argument");
     if (nrows == 0)
         return PRED_OK;
     for (uint32_t i = 0; i < b->ncols; i++)
         if (b->cols[i].needs_values && !cols[i].values)
-            return fail(err, PRED_E_INVALID, "no values given for column %u (%s)", i,
-                        b->cols[i].path);
+            return sv_fail(err, PRED_E_INVALID, 0, "no values given for column %u (%s)", i,
+                           b->cols[i].path);
     /* one buffer for the block result plus one per tree level */
     uint8_t *buf = malloc((size_t)(b->height + 1) * BLOCK);
     if (!buf)

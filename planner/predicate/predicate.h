@@ -60,6 +60,7 @@
 
 #include "parquet_meta.h"
 #include "pq_value.h"
+#include "sv_error.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -84,11 +85,10 @@ typedef enum {
 /* Short stable name, e.g. "syntax", "column". */
 const char *pred_status_name(pred_status s);
 
-typedef struct {
-    pred_status status;
-    size_t pos;    /* 0-based byte offset into the text; 0 when not about the text */
-    char msg[256]; /* NUL-terminated; "at 17: expected ')', found end of input" */
-} pred_error;
+/* The one error shape (common/sv_error.h): code is a pred_status, offset
+ * the 0-based byte offset into the text (0 when not about the text), msg
+ * e.g. "at 17: expected ')', found end of input". */
+typedef sv_error pred_error;
 
 /* ---------------- parsing ---------------- */
 

@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     check(dict.offsets[i] <= dict.offsets[i + 1]);
             }
         } else {
-            check(err.code == st && memchr(err.msg, 0, sizeof err.msg) != NULL);
+            check(err.code == (int)st && memchr(err.msg, 0, sizeof err.msg) != NULL);
         }
     }
     pq_page_values pv;
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (round == 0)
                 values_roundtrip(&pv, &c, c.type_length);
         } else {
-            check(err.code == st && memchr(err.msg, 0, sizeof err.msg) != NULL);
+            check(err.code == (int)st && memchr(err.msg, 0, sizeof err.msg) != NULL);
         }
     }
     (void)sink;
