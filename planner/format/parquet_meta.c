@@ -1465,14 +1465,6 @@ tc_status pq_file_meta_from_tail(const uint8_t *tail, size_t tail_len, uint64_t 
     return TC_OK;
 }
 
-const pq_leaf *pq_file_meta_find_leaf(const pq_file_meta *m, const char *path)
-{
-    for (uint32_t i = 0; i < m->n_leaves; i++)
-        if (strcmp(m->leaves[i].path, path) == 0)
-            return &m->leaves[i];
-    return NULL;
-}
-
 bool pq_column_chunk_range(const pq_column_chunk *c, uint64_t *offset, uint64_t *length)
 {
     int64_t start = c->data_page_offset;

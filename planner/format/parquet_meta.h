@@ -259,9 +259,6 @@ tc_status pq_file_meta_from_tail(const uint8_t *tail, size_t tail_len, uint64_t 
 
 void pq_file_meta_free(pq_file_meta *m);
 
-/* Leaf by dotted path, or NULL. */
-const pq_leaf *pq_file_meta_find_leaf(const pq_file_meta *m, const char *path);
-
 /* Byte range of a column chunk: from the dictionary page when there is one
  * (dictionary_page_offset set, > 0 and below data_page_offset, or
  * data_page_offset 0 as pyarrow writes for chunks without data pages), else
