@@ -1,6 +1,8 @@
 /* Page maps and partial-read eligibility; see page_map.h. */
 #include "page_map.h"
 
+#include "sv_grow.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,18 +67,11 @@ static tc_status map_init(pq_page_map *pm, const pq_column_ctx *col, tc_error *e
     return TC_OK;
 }
 
-static pq_page *push_page(pq_page_map *pm, uint32_t *cap)
+static pq_page *push_page(pq_page_map *pm, size_t *cap)
 {
-    if (pm->n_pages == *cap) {
-        const uint32_t ncap = *cap ? *cap * 2 : 16;
-        if (ncap < *cap)
-            return NULL;
-        pq_page *np = realloc(pm->pages, (size_t)ncap * sizeof *np);
-        if (!np)
-            return NULL;
-        pm->pages = np;
-        *cap = ncap;
-    }
+    if (!sv_grow((void **)&pm->pages, cap, (size_t)pm->n_pages + 1, sizeof *pm->pages, 16,
+                 UINT32_MAX))
+        return NULL;
     pq_page *p = &pm->pages[pm->n_pages++];
     memset(p, 0, sizeof *p);
     p->compressed_size = -1;
@@ -165,7 +160,7 @@ tc_status pq_page_map_from_offset_index(const pq_column_ctx *col, const pq_offse
     if (s != TC_OK)
         return s;
     const uint64_t start = out->chunk_offset, end = out->chunk_offset + out->chunk_len;
-    uint32_t cap = 0;
+    size_t cap = 0;
     if (!oi || oi->n_pages == 0) {
         s = sv_fail(err, TC_E_INVALID, (size_t)start, "OffsetIndex lists no pages");
         goto fail;
@@ -300,7 +295,7 @@ tc_status pq_page_map_from_chunk(const pq_column_ctx *col, const uint8_t *chunk,
     tc_status s = map_init(out, col, err);
     if (s != TC_OK)
         return s;
-    uint32_t cap = 0;
+    size_t cap = 0;
     if (!chunk || chunk_len < out->chunk_len) {
         s = sv_fail(err, TC_E_NEED_MORE, 0,
                     "the column chunk has %llu bytes, %zu were supplied",
@@ -661,7 +656,7 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
     out->header_len = (uint32_t)pos;
     const uint64_t block_max = out->window_size < ZSTD_BLOCK_MAX ? out->window_size : ZSTD_BLOCK_MAX;
 
-    uint32_t cap = 0;
+    size_t cap = 0;
     bool last = false;
     uint64_t dec = 0;
     out->all_raw = true;
@@ -691,15 +686,10 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
                            "zstd block of %u bytes runs past the end of the buffer", content);
         }
         if (want_blocks) {
-            if (out->n_blocks == cap) {
-                const uint32_t ncap = cap ? cap * 2 : 8;
-                pq_zstd_block *nb = realloc(out->blocks, (size_t)ncap * sizeof *nb);
-                if (!nb) {
-                    pq_zstd_frame_free(out);
-                    return sv_fail(err, TC_E_NOMEM, pos, "out of memory");
-                }
-                out->blocks = nb;
-                cap = ncap;
+            if (!sv_grow((void **)&out->blocks, &cap, (size_t)out->n_blocks + 1,
+                         sizeof *out->blocks, 8, UINT32_MAX)) {
+                pq_zstd_frame_free(out);
+                return sv_fail(err, TC_E_NOMEM, pos, "out of memory");
             }
             pq_zstd_block *b = &out->blocks[out->n_blocks];
             b->header_offset = (uint32_t)pos;

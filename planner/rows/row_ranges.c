@@ -1,5 +1,7 @@
 #include "row_ranges.h"
 
+#include "sv_grow.h"
+
 #include <stdlib.h>
 
 void row_ranges_free(row_ranges *s)
@@ -7,19 +9,6 @@ void row_ranges_free(row_ranges *s)
     free(s->r);
     s->r = NULL;
     s->n = s->cap = 0;
-}
-
-static bool grow(row_ranges *s)
-{
-    if (s->n < s->cap)
-        return true;
-    size_t cap = s->cap ? s->cap * 2 : 8;
-    row_range *r = realloc(s->r, cap * sizeof *r);
-    if (!r)
-        return false;
-    s->r = r;
-    s->cap = cap;
-    return true;
 }
 
 bool row_ranges_append(row_ranges *s, uint64_t start, uint64_t end)
@@ -31,7 +20,7 @@ bool row_ranges_append(row_ranges *s, uint64_t start, uint64_t end)
             s->r[s->n - 1].end = end;
         return true;
     }
-    if (!grow(s))
+    if (!sv_grow((void **)&s->r, &s->cap, s->n + 1, sizeof *s->r, 8, SIZE_MAX))
         return false;
     s->r[s->n].start = start;
     s->r[s->n].end = end;

@@ -33,6 +33,7 @@
 #include "page_plan.h"
 
 #include "rle_hybrid.h"
+#include "sv_grow.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -67,7 +68,8 @@ typedef struct {
 struct pp_bytes {
     uint32_t size;
     kb_span *s; /* sorted, disjoint, not adjacent */
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
     uint64_t total;
     uint32_t puts;
     kb_rounds *rounds; /* pp_plan gets a const pp_bytes; it counts rounds here */
@@ -150,14 +152,8 @@ bool pp_bytes_put(pp_bytes *kb, uint32_t off, const uint8_t *data, uint32_t len)
     while (j < kb->n && kb->s[j].off <= end)
         j++;
     if (i == j) {
-        if (kb->n == kb->cap) {
-            const uint32_t ncap = kb->cap ? kb->cap * 2 : 8;
-            kb_span *ns = realloc(kb->s, (size_t)ncap * sizeof *ns);
-            if (!ns)
-                return false;
-            kb->s = ns;
-            kb->cap = ncap;
-        }
+        if (!sv_grow((void **)&kb->s, &kb->cap, (size_t)kb->n + 1, sizeof *kb->s, 8, UINT32_MAX))
+            return false;
         uint8_t *d = malloc(len);
         if (!d)
             return false;
@@ -269,23 +265,16 @@ void pp_result_free(pp_result *r)
 
 typedef struct {
     pp_range *v;
-    uint32_t n, cap;
+    uint32_t n;
+    size_t cap;
 } rvec;
 
 static bool rv_push(rvec *r, uint64_t off, uint64_t len)
 {
     if (len == 0)
         return true;
-    if (r->n == r->cap) {
-        const uint32_t ncap = r->cap ? r->cap * 2 : 16;
-        if (ncap < r->cap)
-            return false;
-        pp_range *nv = realloc(r->v, (size_t)ncap * sizeof *nv);
-        if (!nv)
-            return false;
-        r->v = nv;
-        r->cap = ncap;
-    }
+    if (!sv_grow((void **)&r->v, &r->cap, (size_t)r->n + 1, sizeof *r->v, 16, UINT32_MAX))
+        return false;
     r->v[r->n++] = (pp_range){(uint32_t)off, (uint32_t)len};
     return true;
 }
@@ -782,7 +771,8 @@ typedef struct {
     uint32_t expect;      /* blocks the section size implies (all raw) */
     bool full;            /* walked blocks but the last are all bmax bytes */
     zblock *b;
-    uint32_t nb, capb;
+    uint32_t nb;
+    size_t capb;
     uint32_t next_hdr;    /* page offset of the first header not walked */
     uint64_t next_doff;
     bool complete;
@@ -807,7 +797,8 @@ typedef struct {
     uint32_t total;
     rvec need;
     pp_piece *pc;
-    uint32_t n_pc, cap_pc;
+    uint32_t n_pc;
+    size_t cap_pc;
     /* header */
     pq_page_header h;
     uint32_t hl, body, unc, n;
@@ -822,7 +813,8 @@ typedef struct {
     uint32_t vstart; /* values start, decompressed offset in the section */
     uint32_t k, k_sel;
     vrange *vr;
-    uint32_t n_vr, cap_vr;
+    uint32_t n_vr;
+    size_t cap_vr;
     uint32_t expect_k; /* non-null values the image must decode to */
     bool rebuilt;      /* the values region (or body) was rebuilt, not fetched */
     /* Zero bytes whose low bits no reader depends on: where a CRC patch
@@ -879,15 +871,10 @@ static bool pc_take(plan *p, uint32_t off, uint32_t len, uint8_t *data)
         free(data);
         return true;
     }
-    if (p->n_pc == p->cap_pc) {
-        const uint32_t ncap = p->cap_pc ? p->cap_pc * 2 : 16;
-        pp_piece *np = realloc(p->pc, (size_t)ncap * sizeof *np);
-        if (!np) {
-            free(data);
-            return false;
-        }
-        p->pc = np;
-        p->cap_pc = ncap;
+    if (!sv_grow((void **)&p->pc, &p->cap_pc, (size_t)p->n_pc + 1, sizeof *p->pc, 16,
+                 UINT32_MAX)) {
+        free(data);
+        return false;
     }
     p->pc[p->n_pc++] = (pp_piece){off, len, data};
     return true;
@@ -1104,14 +1091,8 @@ static st stream_walk(plan *p, stream *s)
             return real(p, "zstd: block of %u bytes runs past the section", size);
         if (s->nb >= s->expect)
             return real(p, "zstd: more blocks than the section size allows");
-        if (s->nb == s->capb) {
-            const uint32_t ncap = s->capb ? s->capb * 2 : 8;
-            zblock *nbk = realloc(s->b, (size_t)ncap * sizeof *nbk);
-            if (!nbk)
-                return nomem(p, "zstd blocks");
-            s->b = nbk;
-            s->capb = ncap;
-        }
+        if (!sv_grow((void **)&s->b, &s->capb, (size_t)s->nb + 1, sizeof *s->b, 8, UINT32_MAX))
+            return nomem(p, "zstd blocks");
         s->b[s->nb++] = (zblock){pos, size, s->next_doff};
         s->next_hdr = pos + 3 + size;
         s->next_doff += size;
@@ -1248,14 +1229,9 @@ static bool vr_push(plan *p, uint32_t a, uint32_t b)
         p->vr[p->n_vr - 1].b = b;
         return true;
     }
-    if (p->n_vr == p->cap_vr) {
-        const uint32_t ncap = p->cap_vr ? p->cap_vr * 2 : 16;
-        vrange *nv = realloc(p->vr, (size_t)ncap * sizeof *nv);
-        if (!nv)
-            return false;
-        p->vr = nv;
-        p->cap_vr = ncap;
-    }
+    if (!sv_grow((void **)&p->vr, &p->cap_vr, (size_t)p->n_vr + 1, sizeof *p->vr, 16,
+                 UINT32_MAX))
+        return false;
     p->vr[p->n_vr++] = (vrange){a, b};
     return true;
 }
@@ -2086,14 +2062,8 @@ typedef struct {
 
 static bool sn_push(sn_toks *v, uint64_t lit, uint64_t rep, uint32_t off)
 {
-    if (v->n == v->cap) {
-        const size_t ncap = v->cap ? v->cap * 2 : 64;
-        sn_tok *nt = realloc(v->t, ncap * sizeof *nt);
-        if (!nt)
-            return false;
-        v->t = nt;
-        v->cap = ncap;
-    }
+    if (!sv_grow((void **)&v->t, &v->cap, v->n + 1, sizeof *v->t, 64, SIZE_MAX))
+        return false;
     v->t[v->n++] = (sn_tok){.lit = lit, .rep = rep, .off = off};
     return true;
 }
