@@ -32,6 +32,7 @@
  * PP_REAL "verify: ..."). */
 #include "page_plan.h"
 
+#include "cost_model.h"
 #include "rle_hybrid.h"
 #include "sv_grow.h"
 
@@ -1923,9 +1924,10 @@ static st run_partial(plan *p)
         return ST_REAL;
     if (ws != ST_OK || vstat != ST_OK)
         return ST_NEED;
-    /* Everything is known: the image is every known byte. */
-    const double budget = (1.0 - p->in->min_saving) * (double)p->total;
-    if ((double)pp_bytes_total(p->kb) > budget)
+    /* Everything is known: the image is every known byte. Its bytes alone
+     * must keep the saving (the requests were weighed when asked for). */
+    const double budget = cost_partial_budget(p->total, 0, p->in->min_saving);
+    if (cost_of_reads(pp_bytes_total(p->kb), 0, 0) > budget)
         return real(p, "saving: fetched %llu of %u bytes, budget %.0f",
                     (unsigned long long)pp_bytes_total(p->kb), p->total, budget);
     if (!pc_known(p, 0, p->total))
@@ -2564,13 +2566,15 @@ static st finish_need(plan *p)
     for (uint32_t i = 0; i < out.n; i++)
         asked += out.v[i].len;
     if (p->in->n_rows > 0) {
-        const double rc = (double)p->in->request_cost;
-        const double budget = (1.0 - p->in->min_saving) * ((double)p->total + rc);
-        const double after = (double)(pp_bytes_total(p->kb) + asked) + rc * out.n;
-        if (after > budget) {
+        /* Every byte so far and this round's requests, against reading the
+         * page whole. */
+        const uint32_t rc = p->in->request_cost;
+        const uint64_t bytes = pp_bytes_total(p->kb) + asked;
+        const double budget = cost_partial_budget(p->total, rc, p->in->min_saving);
+        if (cost_of_reads(bytes, out.n, rc) > budget) {
             free(out.v);
             return real(p, "saving: would fetch %llu of %u bytes in %u requests, budget %.0f",
-                        (unsigned long long)(pp_bytes_total(p->kb) + asked), p->total, out.n, budget);
+                        (unsigned long long)bytes, p->total, out.n, budget);
         }
     }
     kb_rounds *r = p->kb->rounds;
@@ -2610,10 +2614,10 @@ static st run(plan *p)
     return run_synth_compressed(p);
 }
 
-bool pp_worth_planning(uint32_t total_size, bool rows_selected, uint32_t request_cost, double min_saving)
+bool pp_worth_planning(uint32_t total_size, bool rows_selected, uint32_t request_cost,
+                       double min_saving)
 {
-    const double least = (rows_selected ? 2.0 : 1.0) * request_cost;
-    return least <= (1.0 - min_saving) * ((double)total_size + request_cost);
+    return cost_partial_may_pay(total_size, rows_selected, request_cost, min_saving);
 }
 
 void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out)

@@ -111,8 +111,10 @@ void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out);
 /* Whether planning a page of total_size bytes can pay at all when a request
  * is worth request_cost bytes: a page with selected rows needs at least two
  * requests (its header, then values), one with none at least one, and reading
- * it whole costs its size and one request. False: read it whole, unasked. */
-bool pp_worth_planning(uint32_t total_size, bool rows_selected, uint32_t request_cost, double min_saving);
+ * it whole costs its size and one request. False: read it whole, unasked.
+ * The cost model's answer (cost_partial_may_pay, profiler/cost_model.h). */
+bool pp_worth_planning(uint32_t total_size, bool rows_selected, uint32_t request_cost,
+                       double min_saving);
 void pp_result_free(pp_result *r);
 
 /* Copy the image bytes of [off, off+len) (page-relative) into dst: zeros,
