@@ -116,7 +116,7 @@ static inline bool f_skip(tc_reader *r, const tc_field *f)
 
 /* After a struct's stop field: every id in `need` must be in `seen`. */
 static inline bool require(tc_reader *r, uint32_t seen, uint32_t need, const char *const *names,
-                    size_t struct_start)
+                           size_t struct_start)
 {
     const uint32_t missing = need & ~seen;
     if (!missing)
@@ -132,7 +132,7 @@ static inline bool require(tc_reader *r, uint32_t seen, uint32_t need, const cha
  * and that the count does not exceed max (0: no extra limit). Integer lists
  * may be written with any integer width; *et gets the element type. */
 static inline bool list_open_t(tc_reader *r, const tc_field *f, uint8_t want_elem, uint32_t max,
-                        const char *what, uint32_t *count, uint8_t *et)
+                               const char *what, uint32_t *count, uint8_t *et)
 {
     if (r->failed)
         return false;
@@ -155,7 +155,7 @@ static inline bool list_open_t(tc_reader *r, const tc_field *f, uint8_t want_ele
 }
 
 static inline bool list_open(tc_reader *r, const tc_field *f, uint8_t want_elem, uint32_t max,
-                      const char *what, uint32_t *count)
+                             const char *what, uint32_t *count)
 {
     uint8_t et;
     return list_open_t(r, f, want_elem, max, what, count, &et);

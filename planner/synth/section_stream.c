@@ -242,7 +242,7 @@ bool pp_stream_copy(const plan *p, const stream *s, uint64_t d, uint64_t len, ui
 
 /* Copy the known decompressed bytes from d on, up to max; returns the count. */
 uint32_t pp_stream_prefix(const plan *p, const stream *s, uint64_t d, uint32_t max,
-                                 uint8_t *dst)
+                          uint8_t *dst)
 {
     if (d >= s->dlen)
         return 0;
