@@ -74,7 +74,6 @@ void *pqm_arena_alloc(struct pq_arena *a, size_t size)
     return p;
 }
 
-
 void *pm_alloc(pm *d, size_t n, size_t size)
 {
     if (d->r.failed)

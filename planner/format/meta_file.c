@@ -58,7 +58,6 @@ static bool parse_kv_list(pm *d, const tc_field *f, const char *name, pq_key_val
     return true;
 }
 
-
 static bool parse_encoding_stats(tc_reader *r, pq_encoding_stats *es)
 {
     const size_t start = r->pos;
@@ -535,7 +534,6 @@ static bool parse_file_meta_struct(pm *d, pq_file_meta *m, uint64_t data_end)
                           (long long)m->num_rows, (long long)total);
     return true;
 }
-
 
 void pq_file_meta_free(pq_file_meta *m)
 {

@@ -150,7 +150,6 @@ tc_status pq_offset_index_parse(const uint8_t *buf, size_t len, pq_offset_index 
     return TC_OK;
 }
 
-
 void pq_column_index_free(pq_column_index *ci)
 {
     if (!ci)

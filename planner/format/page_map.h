@@ -20,6 +20,7 @@
 #define SIEVE_PAGE_MAP_H
 
 #include "parquet_meta.h"
+#include "zstd_frame.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -163,48 +164,7 @@ pq_elig pq_page_eligibility(const pq_page_map *pm, uint32_t i, const uint8_t *bo
  * chunk so that ZSTD page bodies can be inspected. */
 void pq_page_map_classify(pq_page_map *pm, const uint8_t *chunk, size_t chunk_len);
 
-/* ---------------- zstd frames (RFC 8878) ---------------- */
-
-typedef enum {
-    PQ_ZSTD_RAW = 0,
-    PQ_ZSTD_RLE = 1,
-    PQ_ZSTD_COMPRESSED = 2,
-} pq_zstd_block_type;
-
-typedef struct {
-    uint32_t header_offset;       /* of the 3-byte block header, from the buffer start */
-    uint32_t size;                /* Block_Size: content bytes (raw, compressed) or run (RLE) */
-    uint8_t type;                 /* pq_zstd_block_type */
-    bool last;
-    uint64_t decompressed_offset; /* UINT64_MAX once a compressed block came before */
-} pq_zstd_block;
-
-typedef struct {
-    uint32_t header_len;     /* magic + frame header */
-    uint32_t frame_len;      /* the first frame, checksum included */
-    bool single_frame;       /* that frame spans the whole buffer */
-    bool single_segment;
-    bool has_dict_id;        /* a non-zero Dictionary_ID */
-    uint32_t dict_id;
-    bool has_content_size;
-    uint64_t content_size;
-    bool has_checksum;
-    uint64_t window_size;
-    bool all_raw;            /* every block is a raw block */
-    bool has_compressed;     /* some block is compressed */
-    uint64_t known_size;     /* decompressed bytes when no block is compressed */
-    uint32_t n_blocks;
-    pq_zstd_block *blocks;   /* only when asked for; free with pq_zstd_frame_free */
-} pq_zstd_frame;
-
-/* Walk the frame header and every block header of the zstd frame at the
- * start of buf. Malformed frames (bad magic, skippable frame first, reserved
- * bit or block type, truncated, block over Block_Maximum_Size) are errors;
- * otherwise the facts are reported and single_frame says whether bytes
- * follow the frame. */
-tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_zstd_frame *out,
-                          tc_error *err);
-void pq_zstd_frame_free(pq_zstd_frame *f);
+/* ---------------- zstd page bodies ---------------- */
 
 /* Verdict for a ZSTD page body: PQ_ELIG_OK when it is a single frame with no
  * dictionary id, no checksum, a content size (if present) equal to

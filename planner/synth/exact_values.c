@@ -65,7 +65,6 @@ static size_t pool_emit(const pool *pl, unsigned vb, uint8_t value, uint8_t *o)
     return n;
 }
 
-
 uint64_t pp_run_cost_min(uint64_t c, unsigned vb)
 {
     return c ? ulen(c << 1) + vb : 0;
@@ -315,7 +314,6 @@ static bool dlba_fill(uint64_t k, uint64_t V, uint8_t *o)
     }
     return false;
 }
-
 
 bool pp_bss_type(pq_physical_type t)
 {

@@ -46,7 +46,6 @@ void pp_result_free(pp_result *r)
     r->n_need = r->n_pieces = 0;
 }
 
-
 bool pp_piece_take(plan *p, uint32_t off, uint32_t len, uint8_t *data)
 {
     if (len == 0) {
@@ -138,7 +137,6 @@ uint32_t pp_image_crc(const pp_piece *pc, uint32_t n, uint32_t from, uint32_t to
     }
     return crc;
 }
-
 
 /* Header piece first (the CRC is rewritten in image_finish). */
 bool pp_piece_header(plan *p)

@@ -49,7 +49,6 @@ st pp_want(plan *p, uint64_t off, uint64_t len)
     return pp_need(p, off, len);
 }
 
-
 bool pp_rv_push(rvec *r, uint64_t off, uint64_t len)
 {
     if (len == 0)
@@ -65,7 +64,6 @@ static int range_cmp(const void *a, const void *b)
     const pp_range *x = a, *y = b;
     return x->off < y->off ? -1 : x->off > y->off;
 }
-
 
 static st step_header(plan *p)
 {
@@ -134,7 +132,6 @@ static st step_header(plan *p)
         return pp_real(p, "layout: uncompressed page stores %u bytes but says %u", p->body, p->unc);
     return ST_OK;
 }
-
 
 static st check_input(plan *p)
 {

@@ -47,10 +47,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ZSTD_MAGIC 0xFD2FB528u
-#define ZSTD_SKIPPABLE_MAGIC 0x184D2A50u
-#define ZSTD_BLOCK_MAX (128u << 10)
-#define ZSTD_FRAME_HEADER_MAX 18u
 #define PP_MAX_BLOCKS (1u << 16)     /* raw blocks of one frame: 8 GiB of content */
 #define PP_SEARCH_TRIES 4096u        /* value counts tried for a synthesized V1 body */
 #define PP_ZERO_RUN 32u              /* zero runs this long are left out of pieces */
@@ -138,14 +134,6 @@ static inline void put_le32(uint8_t *o, uint32_t v)
 static inline uint32_t get_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t le_n(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-    for (unsigned i = n; i-- > 0;)
-        v = (v << 8) | p[i];
-    return v;
 }
 
 /* ---------------- the plan ---------------- */

@@ -40,53 +40,47 @@ st pp_stream_walk(plan *p, stream *s)
         return ST_OK;
     }
     if (!s->fh_ok) {
-        const uint32_t probe = s->clen < ZSTD_FRAME_HEADER_MAX ? s->clen : ZSTD_FRAME_HEADER_MAX;
+        const uint32_t probe =
+            s->clen < PQ_ZSTD_FRAME_HEADER_MAX ? s->clen : PQ_ZSTD_FRAME_HEADER_MAX;
         const uint32_t have = pp_known_run(p->kb, s->start);
         if (s->clen < 8)
             return pp_real(p, "zstd: %u-byte section cannot hold a frame", s->clen);
         if (have < 5)
             return pp_need(p, s->start, probe);
         const uint8_t *f = pp_bytes_get(p->kb, s->start, have < probe ? have : probe);
-        const uint32_t magic = (uint32_t)le_n(f, 4);
-        if ((magic & 0xFFFFFFF0u) == ZSTD_SKIPPABLE_MAGIC)
+        const uint32_t magic = (uint32_t)pq_zstd_le(f, 4);
+        if ((magic & 0xFFFFFFF0u) == PQ_ZSTD_SKIPPABLE_MAGIC)
             return pp_real(p, "zstd: skippable frame first");
-        if (magic != ZSTD_MAGIC)
+        if (magic != PQ_ZSTD_MAGIC)
             return pp_real(p, "zstd: not a zstd frame (magic 0x%08x)", magic);
-        const uint8_t fhd = f[4];
-        const unsigned fcs_flag = fhd >> 6, single = (fhd >> 5) & 1;
-        static const unsigned did_sizes[4] = {0, 1, 2, 4};
-        const unsigned did_size = did_sizes[fhd & 3];
-        const unsigned fcs_size = fcs_flag == 0 ? single : 1u << fcs_flag;
-        const uint32_t fh_len = 5 + (single ? 0 : 1) + did_size + fcs_size;
-        if (fhd & 0x08)
+        const pq_zstd_descriptor fd = pq_zstd_descriptor_of(f[4]);
+        const uint32_t fh_len = fd.header_len;
+        if (fd.reserved_bit)
             return pp_real(p, "zstd: frame header reserved bit set");
-        if ((fhd >> 2) & 1)
+        if (fd.has_checksum)
             return pp_real(p, "zstd: content checksum (zeroed content would not match it)");
         if (have < fh_len)
             return pp_need(p, s->start, fh_len);
         f = pp_bytes_get(p->kb, s->start, fh_len);
         uint32_t pos = 5;
         uint64_t window = 0;
-        if (!single) {
-            const uint8_t wd = f[pos++];
-            const uint64_t base = 1ull << (10 + (wd >> 3));
-            window = base + (base / 8) * (wd & 7);
-        }
-        if (did_size) {
-            const uint32_t did = (uint32_t)le_n(f + pos, did_size);
+        if (!fd.single_segment)
+            window = pq_zstd_window_size(f[pos++]);
+        if (fd.dict_id_len) {
+            const uint32_t did = (uint32_t)pq_zstd_le(f + pos, fd.dict_id_len);
             if (did)
                 return pp_real(p, "zstd: dictionary id %u", did);
-            pos += did_size;
+            pos += fd.dict_id_len;
         }
-        if (fcs_size) {
-            const uint64_t fcs = le_n(f + pos, fcs_size) + (fcs_size == 2 ? 256 : 0);
+        if (fd.fcs_len) {
+            const uint64_t fcs = pq_zstd_content_size(f + pos, fd.fcs_len);
             if (fcs != s->dlen)
                 return pp_real(p, "zstd: frame content size %llu, page says %llu",
                                (unsigned long long)fcs, (unsigned long long)s->dlen);
-            if (single)
+            if (fd.single_segment)
                 window = fcs;
         }
-        s->bmax = window < ZSTD_BLOCK_MAX ? (uint32_t)window : ZSTD_BLOCK_MAX;
+        s->bmax = window < PQ_ZSTD_BLOCK_MAX ? (uint32_t)window : PQ_ZSTD_BLOCK_MAX;
         s->fh_len = fh_len;
         /* Raw blocks only: stored = frame header + 3 per block + content. */
         if ((uint64_t)s->clen < (uint64_t)fh_len + s->dlen + 3)
@@ -121,7 +115,7 @@ st pp_stream_walk(plan *p, stream *s)
                     pp_need(p, pos + (uint64_t)j * (3 + s->bmax), 3);
             return ST_NEED;
         }
-        const uint32_t bh = (uint32_t)le_n(hb, 3);
+        const uint32_t bh = (uint32_t)pq_zstd_le(hb, 3);
         const bool last = bh & 1;
         const unsigned type = (bh >> 1) & 3;
         const uint32_t size = bh >> 3;

@@ -53,7 +53,7 @@ static st zstd_section(plan *p, const uint8_t *src, size_t len, uint32_t at, uin
         if (r == room) {
             used = r;
         } else if (r + 8 <= room) {
-            put_le32(dst + r, ZSTD_SKIPPABLE_MAGIC);
+            put_le32(dst + r, PQ_ZSTD_SKIPPABLE_MAGIC);
             put_le32(dst + r + 4, (uint32_t)(room - r - 8));
             used = r + 8;
             for (size_t i = used; i < room && i < used + PATCH_MAX_BYTES; i++)
