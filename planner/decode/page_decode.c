@@ -149,6 +149,34 @@ static pqd_status check_col(const pq_decoder *d, const pq_column_desc *col, uint
     return PQD_OK;
 }
 
+/* What both page decoders check first: the column, and the body (never
+ * NULL after this, even when empty). */
+static pqd_status check_page(const pq_decoder *d, const pq_column_desc *col,
+                             const uint8_t **body, size_t body_len, uint32_t *width,
+                             pqd_error *err)
+{
+    const pqd_status st = check_col(d, col, width, err);
+    if (st != PQD_OK)
+        return st;
+    if (!*body && body_len)
+        return sv_fail(err, PQD_E_INVALID, 0, "NULL page body");
+    if (!*body)
+        *body = pqd_empty_bytes;
+    return PQD_OK;
+}
+
+/* A page header's num_values against the limit; what: "" or "dictionary ". */
+static pqd_status check_num_values(const pq_decoder *d, int32_t n, const char *what,
+                                   pqd_error *err)
+{
+    if (n < 0)
+        return sv_fail(err, PQD_E_CORRUPT, 0, "%snum_values %d is negative", what, n);
+    if ((uint32_t)n > d->lim.max_values)
+        return sv_fail(err, PQD_E_LIMIT, 0, "%snum_values %d over the limit %u", what, n,
+                       d->lim.max_values);
+    return PQD_OK;
+}
+
 /* The decompressed bytes of src (src itself when not compressed). */
 static pqd_status inflate_body(pq_decoder *d, int codec, const uint8_t *src, size_t src_len,
                                size_t unc, const uint8_t **out, pqd_error *err)
@@ -261,18 +289,9 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
         return sv_fail(err, PQD_E_INVALID, 0, "NULL argument");
     memset(out, 0, sizeof *out);
     uint32_t width;
-    pqd_status st = check_col(d, col, &width, err);
-    if (st != PQD_OK)
+    pqd_status st = check_page(d, col, &body, body_len, &width, err);
+    if (st != PQD_OK || (st = check_num_values(d, info->num_values, "", err)) != PQD_OK)
         return st;
-    if (!body && body_len)
-        return sv_fail(err, PQD_E_INVALID, 0, "NULL page body");
-    if (!body)
-        body = pqd_empty_bytes;
-    if (info->num_values < 0)
-        return sv_fail(err, PQD_E_CORRUPT, 0, "num_values %d is negative", info->num_values);
-    if ((uint32_t)info->num_values > d->lim.max_values)
-        return sv_fail(err, PQD_E_LIMIT, 0, "num_values %d over the limit %u", info->num_values,
-                       d->lim.max_values);
     if (info->uncompressed_page_size < 0)
         return sv_fail(err, PQD_E_CORRUPT, 0, "uncompressed_page_size %d is negative",
                        info->uncompressed_page_size);
@@ -377,22 +396,14 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
         return sv_fail(err, PQD_E_INVALID, 0, "NULL argument");
     memset(out, 0, sizeof *out);
     uint32_t width;
-    pqd_status st = check_col(d, col, &width, err);
+    pqd_status st = check_page(d, col, &body, body_len, &width, err);
     if (st != PQD_OK)
         return st;
-    if (!body && body_len)
-        return sv_fail(err, PQD_E_INVALID, 0, "NULL page body");
-    if (!body)
-        body = pqd_empty_bytes;
     if (info->encoding != PQ_ENC_PLAIN && info->encoding != PQ_ENC_PLAIN_DICTIONARY)
         return sv_fail(err, PQD_E_UNSUPPORTED, 0, "dictionary page encoding %s (%d)",
                        pqd_encoding_name(info->encoding), info->encoding);
-    if (info->num_values < 0)
-        return sv_fail(err, PQD_E_CORRUPT, 0, "dictionary num_values %d is negative",
-                       info->num_values);
-    if ((uint32_t)info->num_values > d->lim.max_values)
-        return sv_fail(err, PQD_E_LIMIT, 0, "dictionary num_values %d over the limit %u",
-                       info->num_values, d->lim.max_values);
+    if ((st = check_num_values(d, info->num_values, "dictionary ", err)) != PQD_OK)
+        return st;
     if (info->uncompressed_page_size < 0 ||
         (uint32_t)info->uncompressed_page_size > d->lim.max_page_bytes)
         return sv_fail(err, info->uncompressed_page_size < 0 ? PQD_E_CORRUPT : PQD_E_LIMIT, 0,

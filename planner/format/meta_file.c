@@ -23,16 +23,10 @@ static bool parse_key_value(pm *d, pq_key_value *kv)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "key"};
-    if (!require(r, seen, BIT(1), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1), names, start);
 }
 
 static bool parse_kv_list(pm *d, const tc_field *f, const char *name, pq_key_value **out,
@@ -76,16 +70,10 @@ static bool parse_encoding_stats(tc_reader *r, pq_encoding_stats *es)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "page_type", "encoding", "count"};
-    if (!require(r, seen, BIT(1) | BIT(2) | BIT(3), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2) | BIT(3), names, start);
 }
 
 static bool parse_column_meta(pm *d, pq_column_chunk *c)
@@ -206,11 +194,8 @@ static bool parse_column_meta(pm *d, pq_column_chunk *c)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL,
                                         "type",
                                         "encodings",
@@ -221,11 +206,9 @@ static bool parse_column_meta(pm *d, pq_column_chunk *c)
                                         "total_compressed_size",
                                         NULL,
                                         "data_page_offset"};
-    if (!require(r, seen, BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(9),
-                 names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen,
+                       BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(9),
+                       names, start);
 }
 
 static bool range_check(tc_reader *r, size_t at, const char *what, int64_t off, int64_t len,
@@ -293,8 +276,7 @@ static bool parse_column_chunk(pm *d, pq_column_chunk *c, const pq_leaf *leaf, u
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
     if (r->failed)
         return false;
@@ -390,16 +372,10 @@ static bool parse_row_group(pm *d, pq_row_group *g, const pq_file_meta *m, uint6
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "columns", "total_byte_size", "num_rows"};
-    if (!require(r, seen, BIT(1) | BIT(2) | BIT(3), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2) | BIT(3), names, start);
 }
 
 static bool parse_column_order(tc_reader *r, uint8_t *out)
@@ -415,10 +391,7 @@ static bool parse_column_order(tc_reader *r, uint8_t *out)
         if (!f_skip(r, &f))
             return false;
     }
-    if (r->failed)
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_close(r);
 }
 
 static bool parse_file_meta_struct(pm *d, pq_file_meta *m, uint64_t data_end)
@@ -512,15 +485,11 @@ static bool parse_file_meta_struct(pm *d, pq_file_meta *m, uint64_t data_end)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "version", "schema", "num_rows", "row_groups"};
-    if (!require(r, seen, BIT(1) | BIT(2) | BIT(3) | BIT(4), names, start))
+    if (!struct_done(r, seen, BIT(1) | BIT(2) | BIT(3) | BIT(4), names, start))
         return false;
-    tc_struct_end(r);
     /* Row counts must add up. */
     int64_t total = 0;
     for (uint32_t i = 0; i < m->n_row_groups; i++) {

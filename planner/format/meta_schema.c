@@ -20,10 +20,7 @@ static bool parse_time_unit(tc_reader *r, pq_time_unit *unit)
         if (!f_skip(r, &f))
             return false;
     }
-    if (r->failed)
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_close(r);
 }
 
 /* TimeType and TimestampType share their layout. */
@@ -49,16 +46,10 @@ static bool parse_time_type(tc_reader *r, pq_logical_type *lt, size_t start)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "isAdjustedToUTC", "unit"};
-    if (!require(r, seen, BIT(1) | BIT(2), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
 }
 
 static bool parse_decimal_type(tc_reader *r, pq_logical_type *lt, size_t start)
@@ -77,16 +68,10 @@ static bool parse_decimal_type(tc_reader *r, pq_logical_type *lt, size_t start)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "scale", "precision"};
-    if (!require(r, seen, BIT(1) | BIT(2), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
 }
 
 static bool parse_int_type(tc_reader *r, pq_logical_type *lt, size_t start)
@@ -105,16 +90,10 @@ static bool parse_int_type(tc_reader *r, pq_logical_type *lt, size_t start)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "bitWidth", "isSigned"};
-    if (!require(r, seen, BIT(1) | BIT(2), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
 }
 
 static bool parse_logical_type(tc_reader *r, pq_logical_type *lt)
@@ -167,10 +146,7 @@ static bool parse_logical_type(tc_reader *r, pq_logical_type *lt)
             break;
         }
     }
-    if (r->failed)
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_close(r);
 }
 
 /* Writers that predate LogicalType (DuckDB, old parquet-java) set only the
@@ -261,15 +237,11 @@ bool pqm_schema_element(pm *d, pq_schema_element *e)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, NULL, NULL, NULL, "name"};
-    if (!require(r, seen, BIT(4), names, start))
+    if (!struct_done(r, seen, BIT(4), names, start))
         return false;
-    tc_struct_end(r);
     e->name = pm_alloc(d, (size_t)name.len + 1, 1);
     if (!e->name)
         return false;

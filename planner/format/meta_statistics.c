@@ -36,10 +36,7 @@ bool pqm_statistics(tc_reader *r, pq_statistics *s)
         if (!ok)
             return false;
     }
-    if (r->failed)
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_close(r);
 }
 
 tc_status pq_statistics_parse(const uint8_t *buf, size_t len, pq_statistics *out,

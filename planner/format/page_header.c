@@ -31,18 +31,12 @@ static bool parse_data_page_header(tc_reader *r, pq_page_header *h)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "num_values", "encoding",
                                         "definition_level_encoding",
                                         "repetition_level_encoding"};
-    if (!require(r, seen, BIT(1) | BIT(2) | BIT(3) | BIT(4), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2) | BIT(3) | BIT(4), names, start);
 }
 
 static bool parse_dict_page_header(tc_reader *r, pq_page_header *h)
@@ -66,16 +60,10 @@ static bool parse_dict_page_header(tc_reader *r, pq_page_header *h)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
-    if (r->failed)
-        return false;
     static const char *const names[] = {NULL, "num_values", "encoding"};
-    if (!require(r, seen, BIT(1) | BIT(2), names, start))
-        return false;
-    tc_struct_end(r);
-    return true;
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
 }
 
 static bool parse_v2_page_header(tc_reader *r, pq_page_header *h)
@@ -111,8 +99,7 @@ static bool parse_v2_page_header(tc_reader *r, pq_page_header *h)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
     if (r->failed)
         return false;
@@ -207,8 +194,8 @@ tc_status pq_page_header_parse(const uint8_t *buf, size_t len, pq_page_header *h
             break;
         default: ok = f_skip(r, &f); break;
         }
-        if (ok && f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        if (ok)
+            seen |= field_bit(&f);
     }
     if (ok && !r->failed) {
         static const char *const names[] = {NULL, "type", "uncompressed_page_size",

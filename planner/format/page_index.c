@@ -23,8 +23,7 @@ static bool parse_page_location(tc_reader *r, pq_page_location *pl)
         }
         if (!ok)
             return false;
-        if (f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        seen |= field_bit(&f);
     }
     if (r->failed)
         return false;
@@ -129,8 +128,8 @@ tc_status pq_offset_index_parse(const uint8_t *buf, size_t len, pq_offset_index 
             break;
         default: ok = f_skip(r, &f); break;
         }
-        if (ok && f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        if (ok)
+            seen |= field_bit(&f);
     }
     if (ok && !r->failed) {
         static const char *const names[] = {NULL, "page_locations"};
@@ -241,8 +240,8 @@ tc_status pq_column_index_parse(const uint8_t *buf, size_t len, pq_column_index 
         case 5: ok = parse_i64_list(r, &f, "null_counts", &out->null_counts, &n_counts); break;
         default: ok = f_skip(r, &f); break;
         }
-        if (ok && f.id > 0 && f.id < 32)
-            seen |= BIT(f.id);
+        if (ok)
+            seen |= field_bit(&f);
     }
     if (ok && !r->failed) {
         static const char *const names[] = {NULL, "null_pages", "min_values", "max_values",

@@ -128,6 +128,31 @@ static inline bool require(tc_reader *r, uint32_t seen, uint32_t need, const cha
                       names[id] ? names[id] : "?", id);
 }
 
+/* The bit of a field id in a struct's `seen` mask (ids 1..31 are tracked). */
+static inline uint32_t field_bit(const tc_field *f)
+{
+    return f->id > 0 && f->id < 32 ? BIT(f->id) : 0;
+}
+
+/* After a struct's stop field: close it unless the reader failed. */
+static inline bool struct_close(tc_reader *r)
+{
+    if (r->failed)
+        return false;
+    tc_struct_end(r);
+    return true;
+}
+
+/* The same, once every id in `need` is in `seen` (require). */
+static inline bool struct_done(tc_reader *r, uint32_t seen, uint32_t need,
+                               const char *const *names, size_t struct_start)
+{
+    if (r->failed || !require(r, seen, need, names, struct_start))
+        return false;
+    tc_struct_end(r);
+    return true;
+}
+
 /* Open a list field, checking the wire type of the field and of the elements
  * and that the count does not exceed max (0: no extra limit). Integer lists
  * may be written with any integer width; *et gets the element type. */

@@ -26,7 +26,7 @@ static bool vr_push(plan *p, uint32_t a, uint32_t b)
 /* Fetch the definition level runs (none when max_def is 0): V1 in the
  * section after a 4-byte length, V2 the real bytes before the section. Sets
  * p->lev, p->lev_len and p->vstart. */
-st pp_levels_fetch(plan *p, const stream *s)
+static st levels_fetch(plan *p, const stream *s)
 {
     p->vstart = 0;
     free(p->lev);
@@ -73,7 +73,7 @@ st pp_levels_fetch(plan *p, const stream *s)
 
 /* Decode the levels: p->k non-null entries, and the non-null value ranges
  * of the selected rows. */
-st pp_levels_scan(plan *p)
+static st levels_scan(plan *p)
 {
     const pp_input *in = p->in;
     p->n_vr = 0;
@@ -117,4 +117,10 @@ st pp_levels_scan(plan *p)
         return pp_real(p, "layout: levels hold %u nulls, the V2 header says %d", p->n - p->k,
                        p->h.v2.num_nulls);
     return ST_OK;
+}
+
+st pp_levels_read(plan *p, const stream *s)
+{
+    const st ls = levels_fetch(p, s);
+    return ls != ST_OK ? ls : levels_scan(p);
 }

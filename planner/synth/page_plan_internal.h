@@ -224,8 +224,11 @@ st pp_want(plan *p, uint64_t off, uint64_t len);
 
 /* ---------------- sections (section_stream.c) ---------------- */
 
+/* [start, start + clen) of the page, clen == dlen bytes stored as they are. */
 void pp_stream_identity(stream *s, uint32_t start, uint32_t clen, uint64_t dlen);
-void pp_stream_zstd(stream *s, uint32_t start, uint32_t clen, uint64_t dlen);
+/* p->s: the section the values are in (the whole body of a V1 page, what
+ * follows the levels in a V2 page), read through zstd blocks or as is. */
+void pp_values_section(plan *p, bool zstd);
 /* Walk a zstd section's frame and block headers (asking for them); OK once
  * every block is known. */
 st pp_stream_walk(plan *p, stream *s);
@@ -241,10 +244,10 @@ uint32_t pp_stream_prefix(const plan *p, const stream *s, uint64_t d, uint32_t m
 
 /* ---------------- where the values lie (def_levels.c, delta_lengths.c) ---------------- */
 
-/* Fetch the definition level runs into p->lev (p->vstart: where values start). */
-st pp_levels_fetch(plan *p, const stream *s);
-/* Decode them: p->k non-null values, p->vr the value ranges of the selected rows. */
-st pp_levels_scan(plan *p);
+/* Fetch the definition level runs (p->lev; p->vstart: where values start)
+ * and decode them: p->k non-null values, p->vr the value ranges of the
+ * selected rows. OK once both are done. */
+st pp_levels_read(plan *p, const stream *s);
 /* Walk the DELTA_BINARY_PACKED lengths stream at d0 (count values) to its end. */
 st pp_delta_walk(plan *p, const stream *s, uint64_t d0, uint64_t count, uint64_t *end);
 /* Decode the lengths stream [d0, end) into prefix sums (*pre_out, malloc'd, k + 1). */

@@ -71,11 +71,9 @@ static st partial_all_null(plan *p)
          p->in->col.codec != PQ_CODEC_SNAPPY))
         goto no;
     pp_stream_identity(&p->s, p->hl, p->body, p->unc);
-    const st ls = pp_levels_fetch(p, &p->s);
+    const st ls = pp_levels_read(p, &p->s);
     if (ls != ST_OK)
         return ls;
-    if (pp_levels_scan(p) == ST_REAL)
-        return ST_REAL;
     if (p->k_sel == 0)
         return p->compressed ? pp_run_synth_compressed(p) : pp_run_synth_plain(p);
 no:
@@ -91,23 +89,14 @@ st pp_run_partial(plan *p)
         (p->compressed && p->in->col.codec != PQ_CODEC_ZSTD))
         return partial_all_null(p);
     stream *s = &p->s;
-    const uint32_t sec = p->v2 ? p->hl + p->lv : p->hl;
-    const uint32_t clen = p->total - sec;
-    const uint64_t dlen = p->v2 ? (uint64_t)p->unc - p->lv : p->unc;
-    if (p->compressed)
-        pp_stream_zstd(s, sec, clen, dlen);
-    else
-        pp_stream_identity(s, sec, clen, dlen);
+    pp_values_section(p, p->compressed);
+    const uint64_t dlen = s->dlen;
     st ws = pp_stream_walk(p, s);
     if (ws == ST_REAL)
         return ws;
-    st ls = pp_levels_fetch(p, s);
-    if (ls == ST_REAL)
-        return ls;
+    const st ls = pp_levels_read(p, s);
     if (ls != ST_OK)
-        return ST_NEED;
-    if (pp_levels_scan(p) == ST_REAL)
-        return ST_REAL;
+        return ls;
     p->expect_k = p->k;
     const uint64_t vs = p->vstart, V = dlen - vs;
     const uint32_t w = p->width;

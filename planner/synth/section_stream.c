@@ -9,22 +9,28 @@
 #include <stdlib.h>
 #include <string.h>
 
-void pp_stream_identity(stream *s, uint32_t start, uint32_t clen, uint64_t dlen)
+/* An uncompressed section is complete from the start; a zstd one once its
+ * blocks are walked. */
+static void stream_init(stream *s, bool zstd, uint32_t start, uint32_t clen, uint64_t dlen)
 {
     memset(s, 0, sizeof *s);
+    s->zstd = zstd;
     s->start = start;
     s->clen = clen;
     s->dlen = dlen;
-    s->complete = true;
+    s->complete = !zstd;
 }
 
-void pp_stream_zstd(stream *s, uint32_t start, uint32_t clen, uint64_t dlen)
+void pp_stream_identity(stream *s, uint32_t start, uint32_t clen, uint64_t dlen)
 {
-    memset(s, 0, sizeof *s);
-    s->zstd = true;
-    s->start = start;
-    s->clen = clen;
-    s->dlen = dlen;
+    stream_init(s, false, start, clen, dlen);
+}
+
+void pp_values_section(plan *p, bool zstd)
+{
+    const uint32_t sec = p->v2 ? p->hl + p->lv : p->hl;
+    const uint64_t dlen = p->v2 ? (uint64_t)p->unc - p->lv : p->unc;
+    stream_init(&p->s, zstd, sec, p->total - sec, dlen);
 }
 
 /* Walk the frame header and the block headers known so far; ask for the

@@ -153,11 +153,9 @@ st pp_run_synth_compressed(plan *p)
     if (p->unc > PP_SYNTH_MAX)
         return pp_real(p, "saving: %u-byte body too large to rebuild", p->unc);
     if (p->v2) {
-        const st ls = pp_levels_fetch(p, &p->s);
+        const st ls = pp_levels_read(p, &p->s);
         if (ls != ST_OK)
             return ls;
-        if (pp_levels_scan(p) == ST_REAL)
-            return ST_REAL;
         p->expect_k = p->k;
         const uint64_t V = (uint64_t)p->unc - p->lv;
         uint8_t *buf = NULL;

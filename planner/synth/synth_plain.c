@@ -36,16 +36,14 @@ st pp_run_synth_plain(plan *p)
 {
     stream *s = &p->s;
     p->rebuilt = true;
-    const uint32_t sec = p->v2 ? p->hl + p->lv : p->hl;
-    const uint64_t dlen = p->v2 ? (uint64_t)p->unc - p->lv : p->unc;
-    pp_stream_identity(s, sec, p->total - sec, dlen);
+    pp_values_section(p, false);
+    const uint32_t sec = s->start;
+    const uint64_t dlen = s->dlen;
     if (pp_stream_walk(p, s) != ST_OK)
         return ST_REAL;
-    const st ls = pp_levels_fetch(p, s);
+    const st ls = pp_levels_read(p, s);
     if (ls != ST_OK)
         return ls;
-    if (pp_levels_scan(p) == ST_REAL)
-        return ST_REAL;
     p->expect_k = p->k;
     const uint64_t vs = p->vstart, V = dlen - vs;
     const uint32_t lev_end = p->v2 ? p->hl + p->lv : sec + (uint32_t)vs;
