@@ -37,7 +37,10 @@
  * page (DELTA_BYTE_ARRAY prefixes, dictionary gathering) by max_value_bytes.
  * All allocation is bounded by those limits and the page sizes. Buffers are
  * kept in the pq_decoder and reused across pages. Host must be
- * little-endian. */
+ * little-endian.
+ *
+ * Implemented in planner/decode/: page_decode.c (the decoder, levels,
+ * pages), value_decode.c (the values encodings), delta_binary_packed.c. */
 #ifndef SIEVE_DECODE_H
 #define SIEVE_DECODE_H
 

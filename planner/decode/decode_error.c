@@ -1,3 +1,4 @@
+/* Names of the value-decoding layer's status codes; see decode_error.h. */
 #include "decode_error.h"
 
 const char *pqd_status_name(pqd_status s)

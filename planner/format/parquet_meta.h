@@ -23,7 +23,14 @@
  * All parse functions return TC_OK or an error code and fill *err (which may
  * be NULL) with the code, byte offset and a message such as
  * "row_groups[2].columns[0].meta_data.total_compressed_size: field 7 has wire
- * type binary, expected i64 (at byte 1234)". */
+ * type binary, expected i64 (at byte 1234)".
+ *
+ * One header, one file per part (planner/format/): meta_footer.c (footer
+ * location, parsing from a tail), meta_file.c (FileMetaData, row groups,
+ * column chunks), meta_schema.c (schema, leaves), meta_statistics.c,
+ * page_index.c (OffsetIndex, ColumnIndex), page_header.c, page_crc.c,
+ * meta_names.c (enum names), meta_arena.c; column_resolve.h resolves column
+ * names to leaves. */
 #ifndef SIEVE_PARQUET_META_H
 #define SIEVE_PARQUET_META_H
 

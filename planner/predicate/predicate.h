@@ -54,7 +54,12 @@
  * PRED_MAX_IN_ITEMS, string literals <= PRED_MAX_STRING bytes.
  *
  * Floats are read with strtod: the process must keep the "C" LC_NUMERIC
- * locale (sievefs never calls setlocale). */
+ * locale (sievefs never calls setlocale).
+ *
+ * Implemented in planner/predicate/: pred_lex.c and pred_parse.c (text to
+ * the parsed form), pred_bind.c (names through column_resolve.h, types,
+ * literals), pred_eval.c (rows), pred_prune.c (statistics), pred_datetime.c
+ * and pred_errors.c. */
 #ifndef SIEVE_PREDICATE_H
 #define SIEVE_PREDICATE_H
 

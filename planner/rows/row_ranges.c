@@ -1,3 +1,4 @@
+/* Row sets as sorted ranges; see row_ranges.h. */
 #include "row_ranges.h"
 
 #include "sv_grow.h"

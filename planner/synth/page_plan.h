@@ -25,7 +25,9 @@
  * The planner never asks for a range it already has, asks for at most
  * PP_MAX_ROUNDS rounds (then answers PP_REAL), and answers PP_REAL whenever
  * it is not certain the image is valid ("when in doubt, serve real bytes").
- * FUSE-free and I/O-free. */
+ * FUSE-free and I/O-free. Whether a request pays is the cost model's call
+ * (profiler/cost_model.h); the planner's parts are listed in
+ * page_plan_internal.h. */
 #ifndef SIEVE_PAGE_PLAN_H
 #define SIEVE_PAGE_PLAN_H
 

@@ -1,8 +1,8 @@
-/* Fuzz data/dictionary page decoding (decode.c, codec.c, rle_hybrid.c) and
- * value conversion (pq_value.c). Input layout: fuzz_decode_page.h. Every
- * output is read back in full so that the sanitizers see any pointer or
- * length that strays outside its buffer, and the documented invariants are
- * checked (abort on violation). */
+/* Fuzz data/dictionary page decoding (planner/decode/: page_decode.c,
+ * value_decode.c, codec.c, rle_hybrid.c) and value conversion (pq_value.c).
+ * Input layout: fuzz_decode_page.h. Every output is read back in full so
+ * that the sanitizers see any pointer or length that strays outside its
+ * buffer, and the documented invariants are checked (abort on violation). */
 #include "decode.h"
 #include "fuzz_decode_page.h"
 #include "pq_value.h"
