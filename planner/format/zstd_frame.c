@@ -80,7 +80,8 @@ tc_status pq_zstd_inspect(const uint8_t *buf, size_t len, bool want_blocks, pq_z
     if (out->single_segment)
         out->window_size = out->content_size;
     out->header_len = (uint32_t)pos;
-    const uint64_t block_max = out->window_size < PQ_ZSTD_BLOCK_MAX ? out->window_size : PQ_ZSTD_BLOCK_MAX;
+    const uint64_t block_max =
+        out->window_size < PQ_ZSTD_BLOCK_MAX ? out->window_size : PQ_ZSTD_BLOCK_MAX;
 
     size_t cap = 0;
     bool last = false;
