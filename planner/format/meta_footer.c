@@ -1,6 +1,6 @@
 /* Where the footer is: the last 8 bytes of a file (length, "PAR1"), and a
  * FileMetaData parsed from the tail of a file (asking for more when short). */
-#include "parquet_meta_internal.h"
+#include "parquet_meta.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* Stable names of the parquet.thrift enums, for messages and tools. */
-#include "parquet_meta_internal.h"
+#include "parquet_meta.h"
 
 const char *pq_logical_kind_name(pq_logical_kind k)
 {
