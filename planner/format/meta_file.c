@@ -538,13 +538,10 @@ tc_status pq_file_meta_parse(const uint8_t *buf, size_t len, uint64_t data_end,
     }
     if (len)
         memcpy(copy, buf, len);
-    tc_reader_init(&d.r, copy, len);
-    d.r.max_string = PQ_MAX_STRING_LEN;
+    meta_reader_init(&d.r, copy, len, NULL);
     if (!parse_file_meta_struct(&d, m, data_end)) {
-        if (err)
-            *err = d.r.err;
         pq_file_meta_free(m);
-        return d.r.err.code;
+        return meta_reader_error(&d.r, err);
     }
     *out = m;
     return TC_OK;

@@ -43,14 +43,9 @@ tc_status pq_statistics_parse(const uint8_t *buf, size_t len, pq_statistics *out
                               size_t *consumed, tc_error *err)
 {
     tc_reader r;
-    tc_reader_init(&r, buf, len);
-    r.max_string = PQ_MAX_STRING_LEN;
-    tc_path_push(&r, "Statistics", -1);
-    if (!pqm_statistics(&r, out)) {
-        if (err)
-            *err = r.err;
-        return r.err.code;
-    }
+    meta_reader_init(&r, buf, len, "Statistics");
+    if (!pqm_statistics(&r, out))
+        return meta_reader_error(&r, err);
     if (consumed)
         *consumed = r.pos;
     return TC_OK;

@@ -124,9 +124,7 @@ tc_status pq_page_header_parse(const uint8_t *buf, size_t len, pq_page_header *h
 {
     memset(h, 0, sizeof *h);
     tc_reader rr, *r = &rr;
-    tc_reader_init(r, buf, len);
-    r->max_string = PQ_MAX_STRING_LEN;
-    tc_path_push(r, "PageHeader", -1);
+    meta_reader_init(r, buf, len, "PageHeader");
     const size_t start = r->pos;
     bool ok = tc_struct_begin(r);
     int16_t last = 0;
@@ -233,11 +231,8 @@ tc_status pq_page_header_parse(const uint8_t *buf, size_t len, pq_page_header *h
             break;
         }
     }
-    if (!ok || r->failed) {
-        if (err)
-            *err = r->err;
-        return r->err.code;
-    }
+    if (!ok || r->failed)
+        return meta_reader_error(r, err);
     tc_struct_end(r);
     *header_len = r->pos;
     return TC_OK;

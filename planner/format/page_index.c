@@ -76,9 +76,7 @@ tc_status pq_offset_index_parse(const uint8_t *buf, size_t len, pq_offset_index 
 {
     memset(out, 0, sizeof *out);
     tc_reader rr, *r = &rr;
-    tc_reader_init(r, buf, len);
-    r->max_string = PQ_MAX_STRING_LEN;
-    tc_path_push(r, "OffsetIndex", -1);
+    meta_reader_init(r, buf, len, "OffsetIndex");
     const size_t start = r->pos;
     bool ok = tc_struct_begin(r);
     int16_t last = 0;
@@ -141,10 +139,8 @@ tc_status pq_offset_index_parse(const uint8_t *buf, size_t len, pq_offset_index 
                         "%u unencoded_byte_array_data_bytes entries for %u pages",
                         out->n_unencoded, out->n_pages);
     if (!ok || r->failed) {
-        if (err)
-            *err = r->err;
         pq_offset_index_free(out);
-        return r->err.code;
+        return meta_reader_error(r, err);
     }
     return TC_OK;
 }
@@ -198,9 +194,7 @@ tc_status pq_column_index_parse(const uint8_t *buf, size_t len, pq_column_index 
     if (len)
         memcpy(out->owned, buf, len);
     tc_reader rr, *r = &rr;
-    tc_reader_init(r, out->owned, len);
-    r->max_string = PQ_MAX_STRING_LEN;
-    tc_path_push(r, "ColumnIndex", -1);
+    meta_reader_init(r, out->owned, len, "ColumnIndex");
     const size_t start = r->pos;
     bool ok = tc_struct_begin(r);
     int16_t last = 0;
@@ -256,10 +250,8 @@ tc_status pq_column_index_parse(const uint8_t *buf, size_t len, pq_column_index 
         ok = tc_fail_at(r, TC_E_MISMATCH, start, "%u null_counts entries for %u pages", n_counts,
                         n_null);
     if (!ok || r->failed) {
-        if (err)
-            *err = r->err;
         pq_column_index_free(out);
-        return r->err.code;
+        return meta_reader_error(r, err);
     }
     out->n_pages = n_null;
     return TC_OK;

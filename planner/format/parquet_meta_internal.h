@@ -29,6 +29,24 @@ typedef struct {
  * on overflow or past the cap. */
 void *pm_alloc(pm *d, size_t n, size_t size);
 
+/* A reader for one standalone struct of parquet.thrift: strings up to
+ * PQ_MAX_STRING_LEN, and root (when not NULL) first on the error path. */
+static inline void meta_reader_init(tc_reader *r, const void *buf, size_t len, const char *root)
+{
+    tc_reader_init(r, buf, len);
+    r->max_string = PQ_MAX_STRING_LEN;
+    if (root)
+        tc_path_push(r, root, -1);
+}
+
+/* The reader's error into err (when not NULL); returns its code. */
+static inline tc_status meta_reader_error(const tc_reader *r, tc_error *err)
+{
+    if (err)
+        *err = r->err;
+    return (tc_status)r->err.code;
+}
+
 /* ---------------- parts of FileMetaData ---------------- */
 
 /* Statistics struct at the reader (meta_statistics.c). */
