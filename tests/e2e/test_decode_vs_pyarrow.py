@@ -1,6 +1,6 @@
-"""The page decoders (planner/decode.c, codec.c, rle_hybrid.c, pq_value.c),
-driven by tests/tools/pq_dump over local files, must produce exactly the
-values pyarrow reads back from the same files.
+"""The page decoders (planner/decode/: page_decode.c, value_decode.c, codec.c,
+rle_hybrid.c, pq_value.c), driven by tests/tools/pq_dump over local files,
+must produce exactly the values pyarrow reads back from the same files.
 
 Fixtures are written at test time with pyarrow and cover data page V1 and V2,
 every codec pyarrow writes (none, snappy, gzip, zstd, lz4 (written as

@@ -1,4 +1,4 @@
-"""The page planner (planner/page_plan.c), driven by tests/tools/pq_synth over
+"""The page planner (planner/synth/), driven by tests/tools/pq_synth over
 local files, must produce sparse and synthesized pages that every reader
 decodes to the same selected rows.
 

@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < 32; i++)
             check(out[i] == 0xa5 && out[32 + expected + i] == 0xa5);
         if (st != PQD_OK)
-            check(err.code == st && memchr(err.msg, 0, sizeof err.msg) != NULL);
+            check(err.code == (int)st && memchr(err.msg, 0, sizeof err.msg) != NULL);
         /* Without a context the result is the same. */
         const pqd_status st2 = pq_decompress(NULL, codec, in, n, out + 32, expected, NULL);
         check(st2 == st);

@@ -1,8 +1,8 @@
-/* Fuzz data/dictionary page decoding (decode.c, codec.c, rle_hybrid.c) and
- * value conversion (pq_value.c). Input layout: fuzz_decode_page.h. Every
- * output is read back in full so that the sanitizers see any pointer or
- * length that strays outside its buffer, and the documented invariants are
- * checked (abort on violation). */
+/* Fuzz data/dictionary page decoding (planner/decode/: page_decode.c,
+ * value_decode.c, codec.c, rle_hybrid.c) and value conversion (pq_value.c).
+ * Input layout: fuzz_decode_page.h. Every output is read back in full so
+ * that the sanitizers see any pointer or length that strays outside its
+ * buffer, and the documented invariants are checked (abort on violation). */
 #include "decode.h"
 #include "fuzz_decode_page.h"
 #include "pq_value.h"
@@ -161,7 +161,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                     check(dict.offsets[i] <= dict.offsets[i + 1]);
             }
         } else {
-            check(err.code == st && memchr(err.msg, 0, sizeof err.msg) != NULL);
+            check(err.code == (int)st && memchr(err.msg, 0, sizeof err.msg) != NULL);
         }
     }
     pq_page_values pv;
@@ -175,7 +175,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (round == 0)
                 values_roundtrip(&pv, &c, c.type_length);
         } else {
-            check(err.code == st && memchr(err.msg, 0, sizeof err.msg) != NULL);
+            check(err.code == (int)st && memchr(err.msg, 0, sizeof err.msg) != NULL);
         }
     }
     (void)sink;

@@ -1,6 +1,7 @@
 /* Fuzz FileMetaData decoding two ways: the input as a bare FileMetaData, and
  * the input as a whole Parquet file (footer located from its tail, then page
  * maps, page indexes and eligibility for every column chunk). */
+#include "column_resolve.h"
 #include "page_map.h"
 #include "parquet_meta.h"
 
@@ -20,14 +21,24 @@ static void check_meta(const pq_file_meta *m)
     check(m->n_leaves < m->n_schema);
     check(m->n_row_groups <= PQ_MAX_ROW_GROUPS);
     int64_t rows = 0;
+    pq_column_resolver *res = pq_column_resolver_new(m); /* NULL: out of memory */
     for (uint32_t i = 0; i < m->n_leaves; i++) {
         const pq_leaf *L = &m->leaves[i];
         check(L->path != NULL && L->schema_index < m->n_schema);
         check(L->max_rep <= L->max_def && L->max_def <= PQ_MAX_SCHEMA_DEPTH);
         check(L->type >= PQ_BOOLEAN && L->type <= PQ_FIXED_LEN_BYTE_ARRAY);
-        const pq_leaf *found = pq_file_meta_find_leaf(m, L->path);
-        check(found != NULL && strcmp(found->path, L->path) == 0);
+        /* Every leaf's own path finds it, or, when the schema repeats the
+         * path, is ambiguous between two leaves of that path. */
+        pq_column_match mm;
+        const pq_resolve_status st = res ? pq_column_resolve(res, L->path, &mm) : PQ_RESOLVE_OK;
+        if (res && st == PQ_RESOLVE_OK)
+            check(mm.leaf == i && mm.exact);
+        else if (res)
+            check(st == PQ_RESOLVE_AMBIGUOUS && mm.candidates[0] < mm.candidates[1] &&
+                  mm.candidates[0] <= i && strcmp(m->leaves[mm.candidates[0]].path, L->path) == 0 &&
+                  strcmp(m->leaves[mm.candidates[1]].path, L->path) == 0);
     }
+    pq_column_resolver_free(res);
     for (uint32_t g = 0; g < m->n_row_groups; g++) {
         const pq_row_group *rg = &m->row_groups[g];
         check(rg->n_columns == m->n_leaves);

@@ -121,9 +121,9 @@ static void setup(void)
 
 static void check_error(const pred_error *err, pred_status st, size_t len)
 {
-    check(st != PRED_OK && err->status == st);
+    check(st != PRED_OK && err->code == (int)st);
     check(err->msg[0] != 0 && memchr(err->msg, 0, sizeof err->msg) != NULL);
-    check(err->pos <= len || st == PRED_E_NOMEM);
+    check(err->offset <= len || st == PRED_E_NOMEM);
 }
 
 typedef struct {

@@ -42,7 +42,7 @@ static pqd_status read_all(const uint8_t *buf, size_t len, unsigned w, size_t n,
                 out[done + i] = t8[i];
         }
         if (st != PQD_OK) {
-            check(err.code == st);
+            check(err.code == (int)st);
             return st;
         }
         check(pq_rle_consumed(&d) <= len);

@@ -1,4 +1,4 @@
-/* pq_synth: run the page planner (planner/page_plan.c) over every data page
+/* pq_synth: run the page planner (planner/synth/) over every data page
  * of a local Parquet file as a view would, and write a copy in which every
  * page the planner serves sparsely is replaced by its image. Readers given
  * the copy must return the selected rows unchanged; that is how

@@ -2,6 +2,8 @@
  * (tests/fixtures/gen_parquet_fixtures.py), plus malformed inputs. */
 #include "parquet_meta.h"
 
+#include "column_resolve.h"
+
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <jansson.h>
@@ -10,6 +12,17 @@
 #include <string.h>
 
 #include "fixture_files.h"
+
+/* The leaf whose path is exactly path, through the column resolver, or NULL. */
+static const pq_leaf *leaf_named(const pq_file_meta *m, const char *path)
+{
+    pq_column_resolver *r = pq_column_resolver_new(m);
+    cr_assert_not_null(r);
+    pq_column_match match;
+    const pq_resolve_status st = pq_column_resolve(r, path, &match);
+    pq_column_resolver_free(r);
+    return st == PQ_RESOLVE_OK && match.exact ? &m->leaves[match.leaf] : NULL;
+}
 
 /* ------------------------------------------------------------------ */
 /* fixtures                                                            */
@@ -156,7 +169,7 @@ static void check_leaves(const fixture *fx, const pq_file_meta *m)
         cr_expect_str_eq(pyarrow_logical(L->logical.kind), jstr(e, "logical_type"), "%s %s",
                          fx->name, L->path);
         cr_expect_eq(L->nested, L->depth > 1 || L->max_rep > 0);
-        cr_expect_eq(pq_file_meta_find_leaf(m, L->path), L);
+        cr_expect_eq(leaf_named(m, L->path), L);
         json_t *tl = json_object_get(e, "type_length");
         if (json_is_integer(tl))
             cr_expect_eq(L->type_length, json_integer_value(tl), "%s %s", fx->name, L->path);
@@ -448,30 +461,30 @@ Test(fixtures, specific_facts)
         if (strcmp(fx[i].name, "types_snappy") == 0) {
             const pq_row_group *rg = &m->row_groups[0];
             cr_expect(rg->has_sorting_columns);
-            const pq_leaf *ts = pq_file_meta_find_leaf(m, "ts_ns_utc");
+            const pq_leaf *ts = leaf_named(m, "ts_ns_utc");
             cr_assert_not_null(ts);
             cr_expect_eq(ts->logical.kind, PQ_LT_TIMESTAMP);
             cr_expect_eq(ts->logical.unit, PQ_UNIT_NANOS);
             cr_expect(ts->logical.adjusted_to_utc);
-            const pq_leaf *u = pq_file_meta_find_leaf(m, "uuid");
+            const pq_leaf *u = leaf_named(m, "uuid");
             cr_expect_eq(u->logical.kind, PQ_LT_UUID);
             cr_expect_eq(u->type_length, 16);
-            cr_expect_eq(pq_file_meta_find_leaf(m, "f16")->logical.kind, PQ_LT_FLOAT16);
-            cr_expect_eq(pq_file_meta_find_leaf(m, "json")->logical.kind, PQ_LT_JSON);
-            cr_expect_eq(pq_file_meta_find_leaf(m, "nul")->logical.kind, PQ_LT_UNKNOWN);
-            cr_expect_eq(pq_file_meta_find_leaf(m, "str")->logical.kind, PQ_LT_STRING);
-            const pq_leaf *u64 = pq_file_meta_find_leaf(m, "u64");
+            cr_expect_eq(leaf_named(m, "f16")->logical.kind, PQ_LT_FLOAT16);
+            cr_expect_eq(leaf_named(m, "json")->logical.kind, PQ_LT_JSON);
+            cr_expect_eq(leaf_named(m, "nul")->logical.kind, PQ_LT_UNKNOWN);
+            cr_expect_eq(leaf_named(m, "str")->logical.kind, PQ_LT_STRING);
+            const pq_leaf *u64 = leaf_named(m, "u64");
             cr_expect_eq(u64->logical.bit_width, 64);
             cr_expect_not(u64->logical.is_signed);
             cr_expect_eq(u64->converted_type, PQ_CT_UINT_64);
         } else if (strcmp(fx[i].name, "nested_index") == 0) {
-            const pq_leaf *l = pq_file_meta_find_leaf(m, "lst.list.element");
+            const pq_leaf *l = leaf_named(m, "lst.list.element");
             cr_assert_not_null(l);
             cr_expect(l->nested);
             cr_expect_eq(l->depth, 3);
-            const pq_leaf *id = pq_file_meta_find_leaf(m, "id");
+            const pq_leaf *id = leaf_named(m, "id");
             cr_expect_not(id->nested);
-            cr_expect(pq_file_meta_find_leaf(m, "st.a")->nested);
+            cr_expect(leaf_named(m, "st.a")->nested);
             const pq_schema_element *lst = &m->schema[1 + 1];
             cr_expect_str_eq(lst->name, "lst");
             cr_expect_eq(lst->logical.kind, PQ_LT_LIST);

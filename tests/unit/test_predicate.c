@@ -104,8 +104,9 @@ static void expect_error_n(const pq_file_meta *m, const char *text, size_t len, 
     pred_free(e);
     cr_assert_eq(got, st, "'%.60s': got %s (%s), want %s", text, pred_status_name(got), err.msg,
                  pred_status_name(st));
-    cr_expect_eq(err.status, st);
-    cr_expect_eq(err.pos, pos, "'%.60s': pos %zu, want %zu (%s)", text, err.pos, pos, err.msg);
+    cr_expect_eq(err.code, (int)st);
+    cr_expect_eq(err.offset, pos, "'%.60s': pos %zu, want %zu (%s)", text, err.offset, pos,
+                 err.msg);
     cr_expect(strstr(err.msg, sub) != NULL, "'%.60s': message '%s' lacks '%s'", text, err.msg,
               sub);
     char prefix[32];

@@ -1,0 +1,389 @@
+/* The schema: SchemaElements with their logical and converted types, and
+ * the tree resolved into leaf columns (dotted paths, max levels). */
+#include "parquet_meta_internal.h"
+
+#include <string.h>
+
+static bool parse_time_unit(tc_reader *r, pq_time_unit *unit)
+{
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    *unit = PQ_UNIT_NONE;
+    while (tc_next_field(r, &last, &f)) {
+        if (f.id >= 1 && f.id <= 3 && f.type == TC_STRUCT) {
+            if (*unit != PQ_UNIT_NONE)
+                return tc_fail_at(r, TC_E_INVALID, f.offset, "TimeUnit union has two members");
+            *unit = (pq_time_unit)f.id;
+        }
+        if (!f_skip(r, &f))
+            return false;
+    }
+    return struct_close(r);
+}
+
+/* TimeType and TimestampType share their layout. */
+static bool parse_time_type(tc_reader *r, pq_logical_type *lt, size_t start)
+{
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    uint32_t seen = 0;
+    while (tc_next_field(r, &last, &f)) {
+        bool ok;
+        switch (f.id) {
+        case 1: ok = f_bool(r, &f, "isAdjustedToUTC", &lt->adjusted_to_utc); break;
+        case 2:
+            tc_path_push(r, "unit", -1);
+            ok = tc_field_expect(r, &f, TC_STRUCT) && parse_time_unit(r, &lt->unit);
+            if (ok && lt->unit == PQ_UNIT_NONE)
+                ok = tc_fail_at(r, TC_E_INVALID, f.offset, "unknown or empty time unit");
+            tc_path_pop(r);
+            break;
+        default: ok = f_skip(r, &f); break;
+        }
+        if (!ok)
+            return false;
+        seen |= field_bit(&f);
+    }
+    static const char *const names[] = {NULL, "isAdjustedToUTC", "unit"};
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
+}
+
+static bool parse_decimal_type(tc_reader *r, pq_logical_type *lt, size_t start)
+{
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    uint32_t seen = 0;
+    while (tc_next_field(r, &last, &f)) {
+        bool ok;
+        switch (f.id) {
+        case 1: ok = f_i32(r, &f, "scale", &lt->decimal_scale); break;
+        case 2: ok = f_i32(r, &f, "precision", &lt->decimal_precision); break;
+        default: ok = f_skip(r, &f); break;
+        }
+        if (!ok)
+            return false;
+        seen |= field_bit(&f);
+    }
+    static const char *const names[] = {NULL, "scale", "precision"};
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
+}
+
+static bool parse_int_type(tc_reader *r, pq_logical_type *lt, size_t start)
+{
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    uint32_t seen = 0;
+    while (tc_next_field(r, &last, &f)) {
+        bool ok;
+        switch (f.id) {
+        case 1: ok = f_i8(r, &f, "bitWidth", &lt->bit_width); break;
+        case 2: ok = f_bool(r, &f, "isSigned", &lt->is_signed); break;
+        default: ok = f_skip(r, &f); break;
+        }
+        if (!ok)
+            return false;
+        seen |= field_bit(&f);
+    }
+    static const char *const names[] = {NULL, "bitWidth", "isSigned"};
+    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
+}
+
+static bool parse_logical_type(tc_reader *r, pq_logical_type *lt)
+{
+    memset(lt, 0, sizeof *lt);
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    while (tc_next_field(r, &last, &f)) {
+        if (lt->kind != PQ_LT_NONE)
+            return tc_fail_at(r, TC_E_INVALID, f.offset, "LogicalType union has two members");
+        if (f.type != TC_STRUCT)
+            return tc_fail_at(r, TC_E_TYPE, f.offset,
+                              "LogicalType member %d has wire type %s, expected struct",
+                              (int)f.id, tc_type_name(f.type));
+        lt->raw_id = f.id;
+        const size_t start = r->pos;
+        bool ok;
+        switch (f.id) {
+        case PQ_LT_DECIMAL:
+            tc_path_push(r, "DECIMAL", -1);
+            ok = parse_decimal_type(r, lt, start);
+            tc_path_pop(r);
+            break;
+        case PQ_LT_TIME:
+        case PQ_LT_TIMESTAMP:
+            tc_path_push(r, f.id == PQ_LT_TIME ? "TIME" : "TIMESTAMP", -1);
+            ok = parse_time_type(r, lt, start);
+            tc_path_pop(r);
+            break;
+        case PQ_LT_INTEGER:
+            tc_path_push(r, "INTEGER", -1);
+            ok = parse_int_type(r, lt, start);
+            tc_path_pop(r);
+            break;
+        default:
+            ok = f_skip(r, &f);
+            break;
+        }
+        if (!ok)
+            return false;
+        switch (f.id) {
+        case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8:
+        case 10: case 11: case 12: case 13: case 14: case 15: case 16: case 17: case 18: case 19:
+            lt->kind = (pq_logical_kind)f.id;
+            break;
+        default:
+            lt->kind = PQ_LT_OTHER;
+            break;
+        }
+    }
+    return struct_close(r);
+}
+
+/* Writers that predate LogicalType (DuckDB, old parquet-java) set only the
+ * ConvertedType; the format maps each to a LogicalType, so leaves always carry
+ * one when either is set. */
+static pq_logical_type logical_from_converted(const pq_schema_element *e)
+{
+    pq_logical_type lt;
+    memset(&lt, 0, sizeof lt);
+    lt.kind = PQ_LT_NONE;
+    switch (e->converted_type) {
+    case PQ_CT_UTF8: lt.kind = PQ_LT_STRING; break;
+    case PQ_CT_MAP: lt.kind = PQ_LT_MAP; break;
+    case PQ_CT_LIST: lt.kind = PQ_LT_LIST; break;
+    case PQ_CT_ENUM: lt.kind = PQ_LT_ENUM; break;
+    case PQ_CT_JSON: lt.kind = PQ_LT_JSON; break;
+    case PQ_CT_BSON: lt.kind = PQ_LT_BSON; break;
+    case PQ_CT_DATE: lt.kind = PQ_LT_DATE; break;
+    case PQ_CT_DECIMAL:
+        lt.kind = PQ_LT_DECIMAL;
+        lt.decimal_scale = e->scale < 0 ? 0 : e->scale;
+        lt.decimal_precision = e->precision;
+        break;
+    case PQ_CT_TIME_MILLIS:
+    case PQ_CT_TIME_MICROS:
+        lt.kind = PQ_LT_TIME;
+        lt.adjusted_to_utc = true;
+        lt.unit = e->converted_type == PQ_CT_TIME_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
+        break;
+    case PQ_CT_TIMESTAMP_MILLIS:
+    case PQ_CT_TIMESTAMP_MICROS:
+        lt.kind = PQ_LT_TIMESTAMP;
+        lt.adjusted_to_utc = true;
+        lt.unit = e->converted_type == PQ_CT_TIMESTAMP_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
+        break;
+    case PQ_CT_UINT_8: case PQ_CT_UINT_16: case PQ_CT_UINT_32: case PQ_CT_UINT_64:
+    case PQ_CT_INT_8: case PQ_CT_INT_16: case PQ_CT_INT_32: case PQ_CT_INT_64: {
+        static const int8_t widths[] = {8, 16, 32, 64};
+        bool is_unsigned = e->converted_type <= PQ_CT_UINT_64;
+        int base = is_unsigned ? PQ_CT_UINT_8 : PQ_CT_INT_8;
+        lt.kind = PQ_LT_INTEGER;
+        lt.bit_width = widths[e->converted_type - base];
+        lt.is_signed = !is_unsigned;
+        break;
+    }
+    default: break;
+    }
+    if (lt.kind != PQ_LT_NONE)
+        lt.raw_id = (int16_t)lt.kind;
+    return lt;
+}
+
+bool pqm_schema_element(pm *d, pq_schema_element *e)
+{
+    tc_reader *r = &d->r;
+    const size_t start = r->pos;
+    e->type = -1;
+    e->type_length = -1;
+    e->repetition = -1;
+    e->num_children = -1;
+    e->converted_type = PQ_CT_NONE;
+    e->scale = -1;
+    e->precision = -1;
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    uint32_t seen = 0;
+    pq_bytes name = {0};
+    while (tc_next_field(r, &last, &f)) {
+        bool ok;
+        switch (f.id) {
+        case 1: ok = f_enum(r, &f, "type", PQ_FIXED_LEN_BYTE_ARRAY, &e->type); break;
+        case 2: ok = f_i32(r, &f, "type_length", &e->type_length); break;
+        case 3: ok = f_enum(r, &f, "repetition_type", PQ_VECTOR, &e->repetition); break;
+        case 4: ok = f_bytes(r, &f, "name", &name); break;
+        case 5: ok = f_i32_nonneg(r, &f, "num_children", &e->num_children); break;
+        case 6: ok = f_i32(r, &f, "converted_type", &e->converted_type); break;
+        case 7: ok = f_i32(r, &f, "scale", &e->scale); break;
+        case 8: ok = f_i32(r, &f, "precision", &e->precision); break;
+        case 9: ok = f_i32(r, &f, "field_id", &e->field_id); e->has_field_id = ok; break;
+        case 10:
+            tc_path_push(r, "logicalType", -1);
+            ok = tc_field_expect(r, &f, TC_STRUCT) && parse_logical_type(r, &e->logical);
+            tc_path_pop(r);
+            break;
+        default: ok = f_skip(r, &f); break;
+        }
+        if (!ok)
+            return false;
+        seen |= field_bit(&f);
+    }
+    static const char *const names[] = {NULL, NULL, NULL, NULL, "name"};
+    if (!struct_done(r, seen, BIT(4), names, start))
+        return false;
+    e->name = pm_alloc(d, (size_t)name.len + 1, 1);
+    if (!e->name)
+        return false;
+    if (name.len)
+        memcpy(e->name, name.ptr, name.len);
+    e->name_len = name.len;
+    return true;
+}
+
+/* Walk the depth-first schema list with num_children and produce the
+ * leaves, their dotted paths and max levels. */
+#define PQ_MAX_PATH_BYTES (64u << 20)
+
+bool pqm_resolve_leaves(pm *d, pq_file_meta *m)
+{
+    tc_reader *r = &d->r;
+    const size_t at = r->pos;
+    if (m->n_schema == 0)
+        return tc_fail_at(r, TC_E_INVALID, at, "schema list is empty (no root element)");
+    const pq_schema_element *root = &m->schema[0];
+    if (root->num_children < 0 && root->type >= 0)
+        return tc_fail_at(r, TC_E_INVALID, at, "schema root '%s' is not a group", root->name);
+
+    struct frame {
+        uint32_t elem;      /* schema index of the group */
+        uint32_t remaining; /* children still to visit */
+        uint16_t def, rep;
+        bool vector;
+    } stack[PQ_MAX_SCHEMA_DEPTH + 1];
+    unsigned top = 0;
+    stack[0] = (struct frame){0, root->num_children > 0 ? (uint32_t)root->num_children : 0, 0, 0,
+                              false};
+
+    /* First pass: count leaves and path bytes. Second pass: fill. */
+    uint32_t n_leaves = 0;
+    uint64_t path_bytes = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        top = 0;
+        stack[0].remaining = root->num_children > 0 ? (uint32_t)root->num_children : 0;
+        uint32_t idx = 1, leaf = 0;
+        char *path_buf = NULL;
+        if (pass == 1) {
+            m->leaves = pm_alloc(d, n_leaves ? n_leaves : 1, sizeof *m->leaves);
+            path_buf = pm_alloc(d, (size_t)path_bytes + 1, 1);
+            if (!m->leaves || !path_buf)
+                return false;
+            m->n_leaves = n_leaves;
+        }
+        for (;;) {
+            if (stack[top].remaining == 0) {
+                if (top == 0)
+                    break;
+                top--;
+                continue;
+            }
+            stack[top].remaining--;
+            if (idx >= m->n_schema)
+                return tc_fail_at(r, TC_E_INVALID, at,
+                                  "schema element %u ('%s') declares more children than the "
+                                  "%u schema elements hold",
+                                  stack[top].elem, m->schema[stack[top].elem].name, m->n_schema);
+            const pq_schema_element *e = &m->schema[idx];
+            if (e->repetition < 0)
+                return tc_fail_at(r, TC_E_INVALID, at,
+                                  "schema element %u ('%s') has no repetition_type", idx, e->name);
+            uint16_t def = stack[top].def, rep = stack[top].rep;
+            if (e->repetition == PQ_OPTIONAL)
+                def++;
+            else if (e->repetition == PQ_REPEATED) {
+                def++;
+                rep++;
+            }
+            const bool vector = stack[top].vector || e->repetition == PQ_VECTOR;
+            if (e->num_children > 0) {
+                if (top + 1 >= PQ_MAX_SCHEMA_DEPTH)
+                    return tc_fail_at(r, TC_E_DEPTH, at,
+                                      "schema nesting at element %u deeper than %u levels", idx,
+                                      PQ_MAX_SCHEMA_DEPTH);
+                top++;
+                stack[top] = (struct frame){idx, (uint32_t)e->num_children, def, rep, vector};
+            } else if (e->type >= 0) {
+                /* Dotted path: names of the open groups (not the root), then the leaf. */
+                uint64_t plen = e->name_len;
+                for (unsigned k = 1; k <= top; k++)
+                    plen += m->schema[stack[k].elem].name_len + 1u;
+                if (pass == 0) {
+                    path_bytes += plen + 1;
+                    if (path_bytes > PQ_MAX_PATH_BYTES)
+                        return tc_fail_at(r, TC_E_LIMIT, at,
+                                          "leaf column paths exceed %u bytes in total",
+                                          PQ_MAX_PATH_BYTES);
+                    if (n_leaves == UINT32_MAX)
+                        return tc_fail_at(r, TC_E_LIMIT, at, "too many leaves");
+                    n_leaves++;
+                } else {
+                    pq_leaf *L = &m->leaves[leaf];
+                    char *p = path_buf;
+                    for (unsigned k = 1; k <= top; k++) {
+                        const pq_schema_element *g = &m->schema[stack[k].elem];
+                        memcpy(p, g->name, g->name_len);
+                        p += g->name_len;
+                        *p++ = '.';
+                    }
+                    memcpy(p, e->name, e->name_len);
+                    p += e->name_len;
+                    *p++ = '\0';
+                    L->path = path_buf;
+                    path_buf = p;
+                    L->schema_index = idx;
+                    L->type = (pq_physical_type)e->type;
+                    L->type_length = e->type_length;
+                    L->converted_type = e->converted_type;
+                    L->logical = e->logical;
+                    if (L->logical.kind == PQ_LT_NONE)
+                        L->logical = logical_from_converted(e);
+                    L->scale = e->scale;
+                    L->precision = e->precision;
+                    L->repetition = (pq_repetition)e->repetition;
+                    L->max_def = def;
+                    L->max_rep = rep;
+                    L->depth = (uint16_t)(top + 1);
+                    L->nested = top > 0 || rep > 0 || vector;
+                    if (L->type == PQ_FIXED_LEN_BYTE_ARRAY && L->type_length <= 0)
+                        return tc_fail_at(r, TC_E_INVALID, at,
+                                          "FIXED_LEN_BYTE_ARRAY leaf '%s' has no positive "
+                                          "type_length",
+                                          L->path);
+                }
+                leaf++;
+            } else if (e->num_children == 0) {
+                /* empty group: no leaves */
+            } else {
+                return tc_fail_at(r, TC_E_INVALID, at,
+                                  "schema element %u ('%s') has neither type nor num_children",
+                                  idx, e->name);
+            }
+            idx++;
+        }
+        if (idx != m->n_schema)
+            return tc_fail_at(r, TC_E_INVALID, at,
+                              "schema tree ends after %u elements but the list has %u", idx,
+                              m->n_schema);
+    }
+    return true;
+}
