@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cost_model.h"
 #include "fs.h"
 #include "fuse_adapter.h"
 #include "log.h"
@@ -123,7 +124,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->stall_ms = 10000;
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
-    o->request_cost = SV_DEFAULT_REQUEST_COST;
+    o->request_cost = COST_DEFAULT_REQUEST;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "control.h"
+#include "cost_model.h"
 #include "handle.h"
 #include "log.h"
 #include "plain.h"
@@ -65,7 +66,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     p->file_attr_timeout_s = 3600;
     p->delta_log_attr_timeout_s = 1;
     p->dir_attr_timeout_s = 10;
-    cfg->request_cost = SV_DEFAULT_REQUEST_COST;
+    cfg->request_cost = COST_DEFAULT_REQUEST;
 }
 
 sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cfg)

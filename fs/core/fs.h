@@ -18,18 +18,13 @@
 #include "sv_error.h"
 #include "vfs_types.h"
 
-/* 150 Mbit/s x 200 ms / 32 requests in flight is about 117 KB; 1 Gbit/s x
- * 25 ms / 32 about 98 KB. Too high costs a view little (pages read whole);
- * too low costs many small requests, so the default leans high. */
-#define SV_DEFAULT_REQUEST_COST (128u << 10)
-
 typedef struct {
     plain_config plain;    /* the plain tree, its caches and prefetch */
     /* What one more S3 request is worth in transferred bytes, for the views'
      * partial-read decisions: gaps shorter than this are read through, and a
      * page is read partially only when that still saves after this much per
-     * request. 0: bytes alone count. Until the connection profiler measures
-     * it, about bandwidth x round trip / parallel requests. */
+     * request. 0: bytes alone count. Default COST_DEFAULT_REQUEST
+     * (profiler/cost_model.h) until the connection profiler measures it. */
     uint32_t request_cost;
 } sv_fs_config;
 

@@ -4,16 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cost_model.h"
 #include "log.h"
 #include "parquet_meta.h"
 #include "sv_grow.h"
-
-/* TODO(profiler merge): these derive from the link. Gaps are merged below
- * the larger of PLAN_GAP_MERGE and the request cost. */
-#define PLAN_GAP_MERGE (2u << 10)
-#define PLAN_MIN_SAVING 0.25
-#define PLAN_FETCH_MERGE (2u << 10) /* merge fetches of neighbouring pages */
-#define PLAN_MAX_FETCH (8u << 20)
 
 typedef struct {
     vchunk *ch;
@@ -52,13 +46,9 @@ static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
         vt->bytes_fetched += j->ch->pm.pages[j->page].total_size;
         /* A page whose bytes contradict the file's own metadata is worth
          * telling the operator about; ordinary declines are debug noise. */
-        if (j->res.outcome == PP_REAL && (strncmp(j->res.reason, "layout", 6) == 0 ||
-                                          strncmp(j->res.reason, "verify", 6) == 0))
-            log_info("%s: page at %llu served real: %s", vf->relpath,
-                     (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
-        else if (j->res.outcome == PP_REAL)
-            log_debug("%s: page at %llu served real (%s)", vf->relpath,
-                      (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
+        if (j->res.outcome == PP_REAL)
+            SV_LOG(j->res.contradicts_file ? SV_LOG_INFO : SV_LOG_DEBUG, "%s: page at %llu served real: %s",
+                   vf->relpath, (unsigned long long)j->ch->pm.pages[j->page].offset, j->res.reason);
     }
     pp_result_free(&j->res);
 }
@@ -103,8 +93,8 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     size_t nreals = 0, capreals = 0;
     uint64_t plan_bytes = 0, plan_requests = 0;
     const uint32_t rc = env->request_cost;
-    const uint32_t gap_merge = rc > PLAN_GAP_MERGE ? rc : PLAN_GAP_MERGE;
-    const uint64_t fetch_merge = rc > PLAN_FETCH_MERGE ? rc : PLAN_FETCH_MERGE;
+    const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
+    const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
     for (size_t k = 0; k < n; k++) {
         vchunk *ch = chs[k];
         const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
@@ -167,7 +157,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             }
             uint64_t a = (uint64_t)pg->first_row, e = a + (uint64_t)pg->num_rows;
             uint64_t cnt = row_ranges_count_in(sel, a, e);
-            if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, PLAN_MIN_SAVING)) {
+            if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, COST_MIN_SAVING)) {
                 vt->pages_real++; /* every row selected, or too small to pay for its requests */
                 vt->bytes_fetched += pg->total_size;
                 /* Without memory for it, a page is fetched when read, as usual. */
@@ -226,7 +216,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 .rows = j->rows,
                 .n_rows = j->n_rows,
                 .gap_merge = gap_merge,
-                .min_saving = PLAN_MIN_SAVING,
+                .min_saving = COST_MIN_SAVING,
                 .request_cost = env->request_cost,
             };
             pp_result_free(&j->res);
@@ -260,7 +250,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         size_t w = 0;
         for (size_t i = 0; i < nspans; i++) {
             if (w && spans[i].off <= spans[w - 1].off + spans[w - 1].len + fetch_merge &&
-                spans[i].off + spans[i].len - spans[w - 1].off <= PLAN_MAX_FETCH) {
+                spans[i].off + spans[i].len - spans[w - 1].off <= COST_MAX_FETCH) {
                 uint64_t end = spans[i].off + spans[i].len;
                 if (end > spans[w - 1].off + spans[w - 1].len)
                     spans[w - 1].len = end - spans[w - 1].off;

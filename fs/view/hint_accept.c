@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "column_resolve.h"
 #include "footer_cache.h"
 #include "plain.h"
 #include "predicate.h"
-#include "view_file.h"
 
 /* Walk a relative path from the root; the plain-path inode of a file, or 0. */
 static uint64_t resolve_path(tree *t, const char *rel, tree_attr *out)
@@ -98,14 +98,20 @@ static int check_against_file(const view_env *env, const sv_hint *h, uint64_t in
         }
         pred_bound_free(b);
     }
-    for (size_t i = 0; rc == 0 && check_schema && i < h->n_columns; i++) {
-        int leaf = view_find_leaf(m, h->columns[i]);
-        if (leaf < 0) {
+    pq_column_resolver *names = rc == 0 && check_schema && h->n_columns ? pq_column_resolver_new(m) : NULL;
+    if (rc == 0 && check_schema && h->n_columns && !names) {
+        sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && names && i < h->n_columns; i++) {
+        pq_resolve_status rs = pq_column_resolve(names, h->columns[i], NULL);
+        if (rs != PQ_RESOLVE_OK) {
             sv_fail(err, HINT_E_TABLE, 0, "columns: %s column \"%s\" (schema of %s)",
-                    leaf == -2 ? "ambiguous" : "unknown", h->columns[i], o.key);
+                    rs == PQ_RESOLVE_AMBIGUOUS ? "ambiguous" : "unknown", h->columns[i], o.key);
             rc = -1;
         }
     }
+    pq_column_resolver_free(names);
     footer_cache_put(p->footers, ft);
     object_ref_free(&o);
     return rc;

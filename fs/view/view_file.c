@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
+#include "column_resolve.h"
 #include "log.h"
 #include "predicate.h"
 #include "selection.h"
@@ -204,11 +204,18 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     }
     for (uint32_t i = 0; i < m->n_leaves; i++)
         vf->want_col[i] = h->n_columns == 0;
-    for (size_t i = 0; i < h->n_columns; i++) {
-        int leaf = view_find_leaf(m, h->columns[i]);
-        if (leaf >= 0)
-            vf->want_col[leaf] = true;
+    pq_column_resolver *names = h->n_columns ? pq_column_resolver_new(m) : NULL;
+    if (h->n_columns && !names) {
+        pred_bound_free(b);
+        vf_real(vf, "", "out of memory");
+        return;
     }
+    for (size_t i = 0; i < h->n_columns; i++) {
+        pq_column_match cm;
+        if (pq_column_resolve(names, h->columns[i], &cm) == PQ_RESOLVE_OK)
+            vf->want_col[cm.leaf] = true;
+    }
+    pq_column_resolver_free(names);
     sv_error err = {0};
     int rc = select_rows(env, h, pf, vf, b, &err);
     pred_bound_free(b);
@@ -277,18 +284,4 @@ uint32_t vchunk_first_page_after(const vchunk *ch, uint64_t off)
             hi = mid;
     }
     return lo;
-}
-
-int view_find_leaf(const pq_file_meta *m, const char *name)
-{
-    int hit = -1, n = 0;
-    for (uint32_t i = 0; i < m->n_leaves; i++)
-        if (strcmp(m->leaves[i].path, name) == 0)
-            return (int)i;
-    for (uint32_t i = 0; i < m->n_leaves; i++)
-        if (strcasecmp(m->leaves[i].path, name) == 0) {
-            hit = (int)i;
-            n++;
-        }
-    return n == 1 ? hit : n > 1 ? -2 : -1;
 }

@@ -92,8 +92,4 @@ uint64_t view_piece_at(const view_file *vf, uint64_t pos, uint64_t end, const vc
 /* Index of the first page of a planned chunk that ends after off. */
 uint32_t vchunk_first_page_after(const vchunk *ch, uint64_t off);
 
-/* TODO(planner merge): the shared column resolver. Exact path, else a unique
- * case-insensitive match: the leaf, -1 unknown, -2 ambiguous. */
-int view_find_leaf(const pq_file_meta *m, const char *name);
-
 #endif

@@ -114,7 +114,7 @@ static st levels_scan(plan *p)
     for (uint32_t i = 0; i < p->n_vr; i++)
         p->k_sel += p->vr[i].b - p->vr[i].a;
     if (p->v2 && (int64_t)p->n - p->k != p->h.v2.num_nulls)
-        return pp_real(p, "layout: levels hold %u nulls, the V2 header says %d", p->n - p->k,
+        return pp_contradiction(p, "layout: levels hold %u nulls, the V2 header says %d", p->n - p->k,
                        p->h.v2.num_nulls);
     return ST_OK;
 }

@@ -110,7 +110,7 @@ st pp_delta_lengths(plan *p, const stream *s, uint64_t d0, uint64_t end, uint64_
         goto out;
     }
     if (!pp_stream_copy(p, s, d0, slen, buf)) {
-        res = pp_real(p, "layout: lengths stream not known after its walk");
+        res = pp_contradiction(p, "layout: lengths stream not known after its walk");
         goto out;
     }
     size_t used = 0;

@@ -12,10 +12,10 @@ st pp_image_finish(plan *p)
 {
     for (uint32_t i = 1; i < p->n_pc; i++)
         if (p->pc[i].off < p->pc[i - 1].off + p->pc[i - 1].len)
-            return pp_real(p, "verify: pieces overlap at %u", p->pc[i].off);
+            return pp_contradiction(p, "verify: pieces overlap at %u", p->pc[i].off);
     if (p->n_pc == 0 || p->pc[0].off != 0 || p->pc[0].len < p->hl ||
         p->pc[p->n_pc - 1].off + p->pc[p->n_pc - 1].len > p->total)
-        return pp_real(p, "verify: pieces do not hold the header or leave the page");
+        return pp_contradiction(p, "verify: pieces do not hold the header or leave the page");
     if (p->h.has_crc) {
         const uint32_t crc = pp_image_crc(p->pc, p->n_pc, p->hl, p->total);
         if (crc != p->h.crc && !pq_crc_rewrite(p->pc[0].data, p->hl, &p->h, crc)) {
@@ -63,11 +63,11 @@ st pp_image_finish(plan *p)
         pq_decode_data_page(dec, &p->in->col, &p->info, bodybuf, p->body, &dict, &pv, &err);
     free(big_entry);
     if (ds != PQD_OK) {
-        res = pp_real(p, "verify: image does not decode: %s", err.msg);
+        res = pp_contradiction(p, "verify: image does not decode: %s", err.msg);
         goto out;
     }
     if (pv.num_values != p->n || pv.num_non_null != p->expect_k)
-        res = pp_real(p, "verify: image decodes to %u values, %u non-null (expected %u, %u)",
+        res = pp_contradiction(p, "verify: image decodes to %u values, %u non-null (expected %u, %u)",
                       pv.num_values, pv.num_non_null, p->n, p->expect_k);
 out:
     free(bodybuf);

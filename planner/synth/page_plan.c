@@ -23,6 +23,19 @@ st pp_real(plan *p, const char *fmt, ...)
     return ST_REAL;
 }
 
+st pp_contradiction(plan *p, const char *fmt, ...)
+{
+    if (p->out->outcome != PP_REAL) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(p->out->reason, sizeof p->out->reason, fmt, ap);
+        va_end(ap);
+        p->out->outcome = PP_REAL;
+        p->out->contradicts_file = true;
+    }
+    return ST_REAL;
+}
+
 st pp_nomem(plan *p, const char *what)
 {
     return pp_real(p, "nomem: %s", what);
@@ -77,47 +90,47 @@ static st step_header(plan *p)
     /* Cut short, or a length / count past the bytes known: more may help. */
     if (ts == TC_E_TRUNCATED || ts == TC_E_LENGTH || ts == TC_E_COUNT || ts == TC_E_NEED_MORE) {
         if (have >= p->total)
-            return pp_real(p, "layout: page header runs past the %u-byte page", p->total);
+            return pp_contradiction(p, "layout: page header runs past the %u-byte page", p->total);
         uint64_t want_len = (uint64_t)have * 2;
         want_len = want_len < probe ? probe : want_len;
         want_len = want_len > p->total ? p->total : want_len;
         return pp_need(p, have, want_len - have);
     }
     if (ts != TC_OK)
-        return pp_real(p, "layout: page header: %s", e.msg);
+        return pp_contradiction(p, "layout: page header: %s", e.msg);
     const pq_page_header *h = &p->h;
     if (h->type != PQ_PAGE_DATA && h->type != PQ_PAGE_DATA_V2)
-        return pp_real(p, "layout: page is a %s", pq_page_type_name(h->type));
+        return pp_contradiction(p, "layout: page is a %s", pq_page_type_name(h->type));
     if ((uint64_t)hl + (uint64_t)h->compressed_page_size != p->total)
-        return pp_real(p, "layout: header %zu + body %d bytes, the page map says %u", hl,
+        return pp_contradiction(p, "layout: header %zu + body %d bytes, the page map says %u", hl,
                        h->compressed_page_size, p->total);
     pqd_error de;
     if (pq_data_page_info_from_header(h, &p->info, &de) != PQD_OK)
-        return pp_real(p, "layout: %s", de.msg);
+        return pp_contradiction(p, "layout: %s", de.msg);
     p->hl = (uint32_t)hl;
     p->body = (uint32_t)h->compressed_page_size;
     if (h->uncompressed_page_size < 0)
-        return pp_real(p, "layout: negative uncompressed size");
+        return pp_contradiction(p, "layout: negative uncompressed size");
     p->unc = (uint32_t)h->uncompressed_page_size;
     p->v2 = h->type == PQ_PAGE_DATA_V2;
     p->enc = p->info.encoding;
     if (p->info.num_values < 0)
-        return pp_real(p, "layout: negative num_values");
+        return pp_contradiction(p, "layout: negative num_values");
     p->n = (uint32_t)p->info.num_values;
     const int64_t rows = p->v2 ? h->v2.num_rows : h->data.num_values;
     if (rows != p->pg->num_rows || p->n != p->pg->num_rows)
-        return pp_real(p, "layout: header holds %d values / %lld rows, the page map %lld rows",
+        return pp_contradiction(p, "layout: header holds %d values / %lld rows, the page map %lld rows",
                        p->info.num_values, (long long)rows, (long long)p->pg->num_rows);
     if (p->pg->has_header && (p->pg->header_len != p->hl || p->pg->page_type != h->type))
-        return pp_real(p, "layout: header differs from the page map's");
+        return pp_contradiction(p, "layout: header differs from the page map's");
     if (p->v2) {
         if (h->v2.repetition_levels_byte_length < 0 || h->v2.definition_levels_byte_length < 0)
-            return pp_real(p, "layout: negative V2 level lengths");
+            return pp_contradiction(p, "layout: negative V2 level lengths");
         p->rl = (uint32_t)h->v2.repetition_levels_byte_length;
         p->dl = (uint32_t)h->v2.definition_levels_byte_length;
         p->lv = p->rl + p->dl;
         if (p->lv > p->body || p->lv > p->unc)
-            return pp_real(p, "layout: V2 levels past the body");
+            return pp_contradiction(p, "layout: V2 levels past the body");
         if (p->rl != 0)
             return pp_real(p, "levels: %u bytes of repetition levels in a flat column", p->rl);
         if (p->in->col.max_def == 0 && p->dl != 0)
@@ -129,7 +142,7 @@ static st step_header(plan *p)
         p->compressed = p->in->col.codec != PQ_CODEC_UNCOMPRESSED;
     }
     if (!p->compressed && p->body != p->unc)
-        return pp_real(p, "layout: uncompressed page stores %u bytes but says %u", p->body, p->unc);
+        return pp_contradiction(p, "layout: uncompressed page stores %u bytes but says %u", p->body, p->unc);
     return ST_OK;
 }
 
@@ -137,13 +150,13 @@ static st check_input(plan *p)
 {
     const pp_input *in = p->in;
     if (!in->pm || in->page >= in->pm->n_pages)
-        return pp_real(p, "layout: page %u not in the page map", in->page);
+        return pp_contradiction(p, "layout: page %u not in the page map", in->page);
     p->pg = &in->pm->pages[in->page];
     const pq_page_map *pm = in->pm;
     if (!p->pg->is_data)
-        return pp_real(p, "layout: page %u is not a data page", in->page);
+        return pp_contradiction(p, "layout: page %u is not a data page", in->page);
     if (p->pg->total_size != p->kb->size)
-        return pp_real(p, "layout: known bytes sized %u for a page of %u", p->kb->size,
+        return pp_contradiction(p, "layout: known bytes sized %u for a page of %u", p->kb->size,
                        p->pg->total_size);
     p->total = p->pg->total_size;
     if (in->col.max_rep > 0 || in->col.max_def > 1 || pm->max_rep > 0 || pm->max_def > 1 ||
@@ -151,22 +164,22 @@ static st check_input(plan *p)
         return pp_real(p, "nested: max_def %u, max_rep %u", in->col.max_def, in->col.max_rep);
     if (in->col.type != pm->type || in->col.max_def != pm->max_def ||
         in->col.codec != (int32_t)pm->codec)
-        return pp_real(p, "layout: column description differs from the page map");
+        return pp_contradiction(p, "layout: column description differs from the page map");
     const int64_t w = pq_value_width(in->col.type, in->col.type_length);
     if (w < 0)
-        return pp_real(p, "layout: bad type %d / length %d", (int)in->col.type,
+        return pp_contradiction(p, "layout: bad type %d / length %d", (int)in->col.type,
                        (int)in->col.type_length);
     p->width = (uint32_t)w;
     if (p->pg->num_rows < 0 || p->pg->num_rows > INT32_MAX)
-        return pp_real(p, "layout: rows of the page unknown");
+        return pp_contradiction(p, "layout: rows of the page unknown");
     if (in->n_rows && !in->rows)
-        return pp_real(p, "layout: no row ranges");
+        return pp_contradiction(p, "layout: no row ranges");
     uint64_t prev_end = 0;
     for (uint32_t i = 0; i < in->n_rows; i++) {
         const pp_range *r = &in->rows[i];
         if (r->len == 0 || r->off < prev_end ||
             (uint64_t)r->off + r->len > (uint64_t)p->pg->num_rows)
-            return pp_real(p, "layout: selected rows [%u, +%u) out of order or past %lld rows",
+            return pp_contradiction(p, "layout: selected rows [%u, +%u) out of order or past %lld rows",
                            r->off, r->len, (long long)p->pg->num_rows);
         prev_end = (uint64_t)r->off + r->len;
     }
@@ -301,6 +314,7 @@ void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out)
     out->outcome = PP_NEED;
     if (!in || !known) {
         out->outcome = PP_REAL;
+        out->contradicts_file = true;
         snprintf(out->reason, sizeof out->reason, "layout: no input");
         return;
     }
@@ -314,8 +328,10 @@ void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out)
         r = finish_need(&p);
     if (out->outcome == PP_REAL || r == ST_REAL) {
         out->outcome = PP_REAL;
-        if (!out->reason[0])
+        if (!out->reason[0]) {
             snprintf(out->reason, sizeof out->reason, "layout: unknown");
+            out->contradicts_file = true;
+        }
         free(out->need);
         out->need = NULL;
         out->n_need = 0;

@@ -97,6 +97,9 @@ typedef struct {
     /* PP_REAL: a stable reason word, then ": " and detail, e.g.
      * "encoding: DELTA_BYTE_ARRAY", "saving: 0.12 < 0.25", "crc: varint too short". */
     char reason[160];
+    /* PP_REAL because the page's bytes contradict the file's own metadata
+     * (reason words "layout", "verify"), not an ordinary decline. */
+    bool contradicts_file;
     /* PP_NEED: page-relative ranges to fetch next, sorted and disjoint. */
     pp_range *need;
     uint32_t n_need;

@@ -216,6 +216,9 @@ typedef struct {
 /* Outcomes of the steps (page_plan.c): PP_REAL with a reason (the first
  * one given sticks), PP_REAL for lack of memory, and ranges to fetch. */
 st pp_real(plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a page whose bytes contradict the file's own metadata (reason
+ * words "layout" and "verify"): worth telling the operator about. */
+st pp_contradiction(plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 st pp_nomem(plan *p, const char *what);
 /* Ask for [off, off+len) (clipped to the page). */
 st pp_need(plan *p, uint64_t off, uint64_t len);

@@ -115,15 +115,15 @@ st pp_run_partial(plan *p)
         const uint64_t data = pre[p->k];
         if (lstream + data != V) {
             free(pre);
-            return pp_real(p, "layout: lengths %llu + data %llu bytes, values region %llu",
+            return pp_contradiction(p, "layout: lengths %llu + data %llu bytes, values region %llu",
                            (unsigned long long)lstream, (unsigned long long)data,
                            (unsigned long long)V);
         }
     } else if (p->enc == PQ_ENC_PLAIN && p->in->col.type == PQ_BOOLEAN) {
         if (V != ((uint64_t)p->k + 7) / 8)
-            return pp_real(p, "layout: %llu bytes for %u booleans", (unsigned long long)V, p->k);
+            return pp_contradiction(p, "layout: %llu bytes for %u booleans", (unsigned long long)V, p->k);
     } else if (V != (uint64_t)p->k * w) {
-        return pp_real(p, "layout: values region %llu bytes, %u values of %u bytes",
+        return pp_contradiction(p, "layout: values region %llu bytes, %u values of %u bytes",
                        (unsigned long long)V, p->k, w);
     }
     /* Value bytes of the selected rows (predicted through unwalked blocks

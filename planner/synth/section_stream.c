@@ -40,7 +40,7 @@ st pp_stream_walk(plan *p, stream *s)
 {
     if (!s->zstd) {
         if (s->clen != s->dlen)
-            return pp_real(p,
+            return pp_contradiction(p,
                            "layout: %u bytes stored, %llu uncompressed in an uncompressed section",
                            s->clen, (unsigned long long)s->dlen);
         return ST_OK;

@@ -59,7 +59,7 @@ st pp_run_synth_plain(plan *p)
         const uint64_t sum = pre[p->k];
         free(pre);
         if (end - vs + sum != V)
-            return pp_real(p, "layout: lengths %llu + data %llu bytes, values region %llu",
+            return pp_contradiction(p, "layout: lengths %llu + data %llu bytes, values region %llu",
                            (unsigned long long)(end - vs), (unsigned long long)sum,
                            (unsigned long long)V);
         if (!pp_piece_header(p) || !pp_pieces_known(p, p->hl, lev_end) ||
