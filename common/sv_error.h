@@ -15,7 +15,7 @@
 #define SIEVE_SV_ERROR_H
 #include <stddef.h>
 
-#define SV_ERROR_MSG 320
+#define SV_ERROR_MSG 1024 /* the longest messages (credential advice with paths) are a few hundred bytes */
 
 typedef struct {
     int code;               /* the module's status; 0 = no error */

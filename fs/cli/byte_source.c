@@ -11,11 +11,10 @@
 
 #include "log.h"
 
-int byte_source_read(byte_source *src, uint64_t off, size_t len, void *buf, char *err,
-                     size_t errlen)
+int byte_source_read(byte_source *src, uint64_t off, size_t len, void *buf, sv_error *err)
 {
     if (off > src->size || len > src->size - off) {
-        snprintf(err, errlen, "read of %zu bytes at offset %llu runs past the end (%llu bytes)",
+        sv_fail(err, EINVAL, 0, "read of %zu bytes at offset %llu runs past the end (%llu bytes)",
                  len, (unsigned long long)off, (unsigned long long)src->size);
         return -1;
     }
@@ -24,7 +23,7 @@ int byte_source_read(byte_source *src, uint64_t off, size_t len, void *buf, char
     log_debug("read %zu bytes at %llu", len, (unsigned long long)off);
     src->n_reads++;
     src->bytes_read += len;
-    return src->read(src, off, len, buf, err, errlen);
+    return src->read(src, off, len, buf, err);
 }
 
 void byte_source_close(byte_source *src)
@@ -40,8 +39,7 @@ typedef struct {
     int fd;
 } file_source;
 
-static int file_read(byte_source *s, uint64_t off, size_t len, void *buf, char *err,
-                     size_t errlen)
+static int file_read(byte_source *s, uint64_t off, size_t len, void *buf, sv_error *err)
 {
     file_source *f = (file_source *)s;
     size_t done = 0;
@@ -50,13 +48,12 @@ static int file_read(byte_source *s, uint64_t off, size_t len, void *buf, char *
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            snprintf(err, errlen, "read at offset %llu: %s", (unsigned long long)(off + done),
+            sv_fail(err, errno, 0, "read at offset %llu: %s", (unsigned long long)(off + done),
                      strerror(errno));
             return -1;
         }
         if (n == 0) {
-            snprintf(err, errlen,
-                     "file ended at offset %llu, before the %llu bytes it had when opened "
+            sv_fail(err, EIO, 0, "file ended at offset %llu, before the %llu bytes it had when opened "
                      "(truncated while reading?)",
                      (unsigned long long)(off + done), (unsigned long long)s->size);
             return -1;
@@ -73,32 +70,32 @@ static void file_close(byte_source *s)
     free(f);
 }
 
-byte_source *byte_source_open_file(const char *path, char *err, size_t errlen)
+byte_source *byte_source_open_file(const char *path, sv_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
+        sv_fail(err, errno, 0, "%s", strerror(errno));
         return NULL;
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
-        snprintf(err, errlen, "%s", strerror(errno));
+        sv_fail(err, errno, 0, "%s", strerror(errno));
         close(fd);
         return NULL;
     }
     if (S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "is a directory, not a Parquet file");
+        sv_fail(err, EISDIR, 0, "is a directory, not a Parquet file");
         close(fd);
         return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
-        snprintf(err, errlen, "not a regular file");
+        sv_fail(err, EINVAL, 0, "not a regular file");
         close(fd);
         return NULL;
     }
     file_source *f = calloc(1, sizeof *f);
     if (!f) {
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, ENOMEM, 0, "out of memory");
         close(fd);
         return NULL;
     }
@@ -119,8 +116,7 @@ typedef struct {
     char etag[S3_ETAG_MAX + 1];
 } s3_source;
 
-static int s3_read(byte_source *s, uint64_t off, size_t len, void *buf, char *err,
-                   size_t errlen)
+static int s3_read(byte_source *s, uint64_t off, size_t len, void *buf, sv_error *err)
 {
     s3_source *o = (s3_source *)s;
     sv_error e = {0};
@@ -129,10 +125,10 @@ static int s3_read(byte_source *s, uint64_t off, size_t len, void *buf, char *er
     const char *detail = e.msg;
     if (st == STORE_OK)
         return 0;
-    char msg[1024];
-    cli_s3_explain(o->s3, st, o->where, "reading", "read", detail, msg, sizeof msg);
-    snprintf(err, errlen, "bytes %llu-%llu: %s", (unsigned long long)off,
-             (unsigned long long)(off + len - 1), msg);
+    sv_error why;
+    cli_s3_explain(o->s3, st, o->where, "reading", "read", detail, &why);
+    sv_fail(err, st, 0, "bytes %llu-%llu: %s", (unsigned long long)off,
+             (unsigned long long)(off + len - 1), why.msg);
     return -1;
 }
 
@@ -144,15 +140,14 @@ static void s3_close(byte_source *s)
     free(o);
 }
 
-byte_source *byte_source_open_s3(cli_s3 *s, const char *key, const char *where, char *err,
-                                 size_t errlen)
+byte_source *byte_source_open_s3(cli_s3 *s, const char *key, const char *where, sv_error *err)
 {
     store_object_info info;
     sv_error e = {0};
     store_status st = store_head(s3_client_store(s->client), key, &info, &e);
     const char *detail = e.msg;
     if (st != STORE_OK) {
-        cli_s3_explain(s, st, where, "reading", "read", detail, err, errlen);
+        cli_s3_explain(s, st, where, "reading", "read", detail, err);
         return NULL;
     }
     s3_source *o = calloc(1, sizeof *o);
@@ -163,7 +158,7 @@ byte_source *byte_source_open_s3(cli_s3 *s, const char *key, const char *where, 
     if (!o || !o->key || !o->where) {
         if (o)
             s3_close(&o->base);
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, ENOMEM, 0, "out of memory");
         return NULL;
     }
     o->s3 = s;

@@ -21,32 +21,32 @@ bool cli_s3_option(cli_s3_opts *o, int c, const char *arg)
 }
 
 bool cli_parse_s3_url(const char *url, const char *form, char **bucket, const char **rest,
-                      char *err, size_t errlen)
+                      sv_error *err)
 {
     *bucket = NULL;
     *rest = NULL;
     if (strncmp(url, "s3://", 5) != 0) {
-        snprintf(err, errlen, "source '%s' must look like %s", url, form);
+        sv_fail(err, EINVAL, 0, "source '%s' must look like %s", url, form);
         return false;
     }
     const char *b = url + 5;
     const char *slash = strchr(b, '/');
     const size_t blen = slash ? (size_t)(slash - b) : strlen(b);
     if (blen == 0 || blen > 255) {
-        snprintf(err, errlen, "source '%s' has no valid bucket name", url);
+        sv_fail(err, EINVAL, 0, "source '%s' has no valid bucket name", url);
         return false;
     }
     for (size_t i = 0; i < blen; i++) {
         const char ch = b[i];
         if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
               ch == '-' || ch == '.' || ch == '_')) {
-            snprintf(err, errlen, "bucket name '%.*s' contains '%c'", (int)blen, b, ch);
+            sv_fail(err, EINVAL, 0, "bucket name '%.*s' contains '%c'", (int)blen, b, ch);
             return false;
         }
     }
     *bucket = strndup(b, blen);
     if (!*bucket) {
-        snprintf(err, errlen, "out of memory");
+        sv_fail(err, ENOMEM, 0, "out of memory");
         return false;
     }
     *rest = slash ? slash + 1 : b + blen;
@@ -54,13 +54,13 @@ bool cli_parse_s3_url(const char *url, const char *form, char **bucket, const ch
 }
 
 bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tuning *t, cli_s3 *s,
-                    char *err, size_t errlen)
+                    sv_error *err)
 {
     memset(s, 0, sizeof *s);
     s->bucket = bucket;
     aws_resolve_opts ro = {.profile = o->profile, .region = o->region,
                            .no_sign_request = o->no_sign};
-    if (aws_resolve(&ro, &s->creds, err, errlen) != AWS_CONFIG_OK) {
+    if (aws_resolve(&ro, &s->creds, err) != AWS_CONFIG_OK) {
         /* aws_resolve frees what it allocated on failure. */
         memset(&s->creds, 0, sizeof s->creds);
         return false;
@@ -80,9 +80,7 @@ bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tunin
         .retry = RETRY_POLICY_DEFAULT,
         .stats = t->stats,
     };
-    sv_error e = {0};
-    if (s3_client_create(&cc, &s->client, &e) != STORE_OK) {
-        snprintf(err, errlen, "%s", e.msg);
+    if (s3_client_create(&cc, &s->client, err) != STORE_OK) {
         s->client = NULL;
         aws_credentials_free(&s->creds);
         return false;
@@ -101,32 +99,32 @@ void cli_s3_close(cli_s3 *s)
 }
 
 void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const char *doing,
-                    const char *verb, const char *detail, char *out, size_t outlen)
+                    const char *verb, const char *detail, sv_error *out)
 {
     const char *ep = s->endpoint ? s->endpoint : "AWS S3";
     switch (st) {
     case STORE_ERR_NO_BUCKET:
-        snprintf(out, outlen, "bucket '%s' does not exist at %s (%s)", s->bucket, ep, detail);
+        sv_fail(out, st, 0, "bucket '%s' does not exist at %s (%s)", s->bucket, ep, detail);
         break;
     case STORE_ERR_ACCESS:
-        snprintf(out, outlen, "access denied %s %s: check credentials and permissions (%s)", doing,
+        sv_fail(out, st, 0, "access denied %s %s: check credentials and permissions (%s)", doing,
                  where, detail);
         break;
     case STORE_ERR_NETWORK:
     case STORE_ERR_TIMEOUT:
-        snprintf(out, outlen, "cannot reach %s: %s", ep, detail);
+        sv_fail(out, st, 0, "cannot reach %s: %s", ep, detail);
         break;
     case STORE_ERR_TLS:
-        snprintf(out, outlen, "TLS failure talking to %s: %s", ep, detail);
+        sv_fail(out, st, 0, "TLS failure talking to %s: %s", ep, detail);
         break;
     case STORE_ERR_NOT_FOUND:
-        snprintf(out, outlen, "%s does not exist (%s)", where, detail);
+        sv_fail(out, st, 0, "%s does not exist (%s)", where, detail);
         break;
     case STORE_ERR_CHANGED:
-        snprintf(out, outlen, "%s changed while being read: %s", where, detail);
+        sv_fail(out, st, 0, "%s changed while being read: %s", where, detail);
         break;
     default:
-        snprintf(out, outlen, "cannot %s %s: %s", verb, where, detail);
+        sv_fail(out, st, 0, "cannot %s %s: %s", verb, where, detail);
         break;
     }
 }

@@ -68,7 +68,7 @@ bool cli_s3_option(cli_s3_opts *o, int c, const char *arg);
  * names the expected shape in messages, e.g. "s3://BUCKET[/PREFIX]". False
  * with a message in err when url is malformed. */
 bool cli_parse_s3_url(const char *url, const char *form, char **bucket, const char **rest,
-                      char *err, size_t errlen);
+                      sv_error *err);
 
 /* An S3 client for one bucket with resolved credentials. */
 typedef struct {
@@ -88,7 +88,7 @@ typedef struct {
  * profile files, options) and create the client. bucket must outlive s.
  * False with a one-line message in err. */
 bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tuning *t, cli_s3 *s,
-                    char *err, size_t errlen);
+                    sv_error *err);
 void cli_s3_close(cli_s3 *s);
 
 /* One-line description of an S3 failure st while doing something to where
@@ -99,9 +99,10 @@ void cli_s3_close(cli_s3 *s);
  *   TLS failure talking to ENDPOINT: detail
  *   WHERE does not exist (detail)
  *   WHERE changed while being read: detail
- *   cannot list WHERE: detail */
+ *   cannot list WHERE: detail
+ * out gets st as its code; detail must not be out's own message. */
 void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const char *doing,
-                    const char *verb, const char *detail, char *out, size_t outlen);
+                    const char *verb, const char *detail, sv_error *out);
 
 /* "512M", "2G", "1048576", "64KiB" -> bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);

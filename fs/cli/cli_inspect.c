@@ -86,10 +86,10 @@ const uint8_t *ins_view(inspector *in, uint64_t off, size_t len, uint8_t **scrat
         ins_fail(in, "out of memory reading %zu bytes at offset %" PRIu64, len, off);
         return NULL;
     }
-    char e[900];
-    if (byte_source_read(in->src, off, len, buf, e, sizeof e) != 0) {
+    sv_error e;
+    if (byte_source_read(in->src, off, len, buf, &e) != 0) {
         free(buf);
-        ins_fail(in, "%s", e);
+        ins_fail(in, "%s", e.msg);
         return NULL;
     }
     *scratch = buf;
@@ -106,7 +106,7 @@ static bool read_footer(inspector *in)
         want = TAIL_MAX;
     if (want > size)
         want = size;
-    char e[900];
+    sv_error e;
     for (int attempt = 0;; attempt++) {
         /* Grow the held tail to `want` bytes, reading only what is missing. */
         if (want > in->tail_len) {
@@ -114,9 +114,9 @@ static bool read_footer(inspector *in)
             if (!t)
                 return ins_fail(in, "out of memory reading the last %" PRIu64 " bytes", want);
             const size_t missing = (size_t)want - in->tail_len;
-            if (byte_source_read(in->src, size - want, missing, t, e, sizeof e) != 0) {
+            if (byte_source_read(in->src, size - want, missing, t, &e) != 0) {
                 free(t);
-                return ins_fail(in, "%s", e);
+                return ins_fail(in, "%s", e.msg);
             }
             if (in->tail_len)
                 memcpy(t + missing, in->tail, in->tail_len);
@@ -314,13 +314,13 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
  * *status the exit status, the error printed. */
 static byte_source *open_source(const inspect_opts *o, cli_s3 *s3, char **bucket, int *status)
 {
-    char err[1024];
+    sv_error err;
     byte_source *src;
     *status = 1;
     if (strncmp(o->file, "s3://", 5) == 0) {
         const char *key;
-        if (!cli_parse_s3_url(o->file, "s3://BUCKET/KEY", bucket, &key, err, sizeof err)) {
-            *status = usage_error("%s", err);
+        if (!cli_parse_s3_url(o->file, "s3://BUCKET/KEY", bucket, &key, &err)) {
+            *status = usage_error("%s", err.msg);
             return NULL;
         }
         if (key[0] == 0 || key[strlen(key) - 1] == '/') {
@@ -332,16 +332,16 @@ static byte_source *open_source(const inspect_opts *o, cli_s3 *s3, char **bucket
             return NULL;
         }
         const cli_s3_tuning tuning = {.max_connections = 2, .stall_timeout_ms = 10000};
-        if (!cli_s3_connect(&o->s3, *bucket, &tuning, s3, err, sizeof err)) {
-            report(o->file, err);
+        if (!cli_s3_connect(&o->s3, *bucket, &tuning, s3, &err)) {
+            report(o->file, err.msg);
             return NULL;
         }
-        src = byte_source_open_s3(s3, key, "the object", err, sizeof err);
+        src = byte_source_open_s3(s3, key, "the object", &err);
     } else {
-        src = byte_source_open_file(o->file, err, sizeof err);
+        src = byte_source_open_file(o->file, &err);
     }
     if (!src)
-        report(o->file, err);
+        report(o->file, err.msg);
     return src;
 }
 

@@ -197,10 +197,10 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
 /* s3://bucket[/prefix] -> bucket and prefix ("" or ending in '/'). */
 static void parse_source(const char *src, char **bucket, char **prefix)
 {
-    char err[512];
+    sv_error err;
     const char *p;
-    if (!cli_parse_s3_url(src, "s3://BUCKET[/PREFIX]", bucket, &p, err, sizeof err))
-        fail("%s", err);
+    if (!cli_parse_s3_url(src, "s3://BUCKET[/PREFIX]", bucket, &p, &err))
+        fail("%s", err.msg);
     while (*p == '/')
         p++;
     size_t plen = strlen(p);
@@ -323,11 +323,11 @@ static int serve(const mount_opts *o, const char *mountpoint)
 {
     static sv_stats stats;
     static cli_s3 s3; /* static: reachable on every exit path */
-    char err[512];
+    sv_error err;
     const cli_s3_tuning tuning = {.max_connections = o->max_connections,
                                   .stall_timeout_ms = o->stall_ms, .stats = &stats};
-    if (!cli_s3_connect(&o->s3, bucket, &tuning, &s3, err, sizeof err))
-        fail("%s", err);
+    if (!cli_s3_connect(&o->s3, bucket, &tuning, &s3, &err))
+        fail("%s", err.msg);
 
     sv_fs_config fc;
     sv_fs_config_defaults(&fc);
@@ -344,9 +344,8 @@ static int serve(const mount_opts *o, const char *mountpoint)
     sv_error cerr = {0};
     store_status cst = sv_fs_check(fs, &cerr);
     if (cst != STORE_OK) {
-        char msg[1024];
-        cli_s3_explain(&s3, cst, where, "listing", "list", cerr.msg, msg, sizeof msg);
-        fail("%s", msg);
+        cli_s3_explain(&s3, cst, where, "listing", "list", cerr.msg, &err);
+        fail("%s", err.msg);
     }
 
     char fsname[700];
@@ -363,11 +362,11 @@ static int serve(const mount_opts *o, const char *mountpoint)
         .debug = o->debug_fuse,
         .on_mounted = on_mounted,
     };
-    int rc = sv_fuse_serve(fs, &fuse_cfg, err, sizeof err);
+    int rc = sv_fuse_serve(fs, &fuse_cfg, &err);
     if (rc != 0 && ready_fd >= 0)
-        fail("%s", err);
+        fail("%s", err.msg);
     if (rc != 0)
-        log_error("%s", err);
+        log_error("%s", err.msg);
     /* The client first: stopping its transfer thread completes every fetch
      * still in flight, and those completions touch the filesystem's cache. */
     s3_client_destroy(s3.client);

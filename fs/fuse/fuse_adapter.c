@@ -402,7 +402,7 @@ static void set_kernel_readahead(const char *mountpoint, unsigned bytes)
         log_debug("cannot raise readahead via %s: %s", path, strerror(errno));
 }
 
-int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen)
+int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
 {
     adapter ad = {fs, cfg};
     char opts[4096];
@@ -413,19 +413,19 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &ad);
     fuse_opt_free_args(&args);
     if (!se) {
-        snprintf(err, errlen, "cannot create the FUSE session (bad -o options '%s'?)",
+        sv_fail(err, EIO, 0, "cannot create the FUSE session (bad -o options '%s'?)",
                  cfg->extra_opts ? cfg->extra_opts : "");
         return -1;
     }
     if (fuse_set_signal_handlers(se) != 0) {
         fuse_session_destroy(se);
-        snprintf(err, errlen, "cannot install signal handlers");
+        sv_fail(err, EIO, 0, "cannot install signal handlers");
         return -1;
     }
     if (fuse_session_mount(se, cfg->mountpoint) != 0) {
         fuse_remove_signal_handlers(se);
         fuse_session_destroy(se);
-        snprintf(err, errlen, "cannot mount on %s (see messages above)", cfg->mountpoint);
+        sv_fail(err, EIO, 0, "cannot mount on %s (see messages above)", cfg->mountpoint);
         return -1;
     }
     log_info("mounted on %s", cfg->mountpoint);

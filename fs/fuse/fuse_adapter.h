@@ -17,7 +17,7 @@ typedef struct {
 } sv_fuse_config;
 
 /* Mount and serve until unmounted or SIGTERM/SIGINT/SIGHUP. Returns 0 on a
- * clean unmount; on failure to mount, returns -1 and writes a message. */
-int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, char *err, size_t errlen);
+ * clean unmount; on failure to mount, returns -1 with err saying why. */
+int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err);
 
 #endif

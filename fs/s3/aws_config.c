@@ -15,13 +15,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-__attribute__((format(printf, 4, 5)))
-static aws_config_err fail(char *err, size_t errlen, aws_config_err code, const char *fmt, ...)
+__attribute__((format(printf, 3, 4)))
+static aws_config_err fail(sv_error *err, aws_config_err code, const char *fmt, ...)
 {
-    if (err && errlen > 0) {
+    if (err) {
+        err->code = (int)code;
+        err->offset = 0;
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
         va_end(ap);
     }
     return code;
@@ -168,8 +170,7 @@ typedef struct {
     aws_ini *ini;
     const char *filename;
     unsigned line_no;
-    char *err;
-    size_t errlen;
+    sv_error *err;
 } ini_parser;
 
 __attribute__((format(printf, 3, 4)))
@@ -180,7 +181,7 @@ static aws_config_err parse_fail(const ini_parser *p, aws_config_err code, const
     va_start(ap, fmt);
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
-    return fail(p->err, p->errlen, code, "%s:%u: %s", p->filename, p->line_no, cause);
+    return fail(p->err, code, "%s:%u: %s", p->filename, p->line_no, cause);
 }
 
 /* "[name]" with an optional trailing comment. "[profile   x]" is stored as
@@ -251,26 +252,24 @@ static aws_config_err parse_key_value(ini_parser *p, const char *line, const cha
 }
 
 aws_config_err aws_ini_parse(const char *text, size_t len, const char *filename, aws_ini **out,
-                             char *err, size_t errlen)
+                             sv_error *err)
 {
-    if (err && errlen > 0)
-        err[0] = '\0';
+    sv_error_clear(err);
     if (!filename)
         filename = "<config>";
     if (!out)
-        return fail(err, errlen, AWS_CONFIG_ERR_PARSE, "%s: no output given", filename);
+        return fail(err, AWS_CONFIG_ERR_PARSE, "%s: no output given", filename);
     *out = NULL;
     if (!text && len > 0)
-        return fail(err, errlen, AWS_CONFIG_ERR_PARSE, "%s: no text given", filename);
+        return fail(err, AWS_CONFIG_ERR_PARSE, "%s: no text given", filename);
     if (len > AWS_INI_MAX_FILE)
-        return fail(err, errlen, AWS_CONFIG_ERR_LIMIT, "%s: %zu bytes exceeds the %u byte limit",
+        return fail(err, AWS_CONFIG_ERR_LIMIT, "%s: %zu bytes exceeds the %u byte limit",
                     filename, len, AWS_INI_MAX_FILE);
 
     aws_ini *ini = calloc(1, sizeof *ini);
     if (!ini)
-        return fail(err, errlen, AWS_CONFIG_ERR_NOMEM, "%s: out of memory", filename);
-    ini_parser p = { .ini = ini, .filename = filename, .line_no = 0, .err = err,
-                     .errlen = errlen };
+        return fail(err, AWS_CONFIG_ERR_NOMEM, "%s: out of memory", filename);
+    ini_parser p = { .ini = ini, .filename = filename, .line_no = 0, .err = err };
 
     const char *pos = text, *const text_end = text ? text + len : NULL;
     if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0)
@@ -325,8 +324,7 @@ aws_config_err aws_ini_parse(const char *text, size_t len, const char *filename,
 
 /* Read a whole regular file of at most AWS_INI_MAX_FILE bytes. A missing file
  * is not an error: *text stays NULL. */
-static aws_config_err read_small_file(const char *path, char **text, size_t *len, char *err,
-                                      size_t errlen)
+static aws_config_err read_small_file(const char *path, char **text, size_t *len, sv_error *err)
 {
     *text = NULL;
     *len = 0;
@@ -335,16 +333,16 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return AWS_CONFIG_OK;
-        return fail(err, errlen, AWS_CONFIG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return fail(err, AWS_CONFIG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, errlen, AWS_CONFIG_ERR_IO, "%s: not a regular file", path);
+        return fail(err, AWS_CONFIG_ERR_IO, "%s: not a regular file", path);
     }
     if (st.st_size > (off_t)AWS_INI_MAX_FILE) {
         close(fd);
-        return fail(err, errlen, AWS_CONFIG_ERR_LIMIT, "%s: larger than %u bytes", path,
+        return fail(err, AWS_CONFIG_ERR_LIMIT, "%s: larger than %u bytes", path,
                     AWS_INI_MAX_FILE);
     }
     /* st_size is only a hint (the file may grow); read up to one byte past
@@ -355,7 +353,7 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
     while (buf) {
         if (used == cap) {
             if (cap > AWS_INI_MAX_FILE) {
-                rc = fail(err, errlen, AWS_CONFIG_ERR_LIMIT, "%s: larger than %u bytes", path,
+                rc = fail(err, AWS_CONFIG_ERR_LIMIT, "%s: larger than %u bytes", path,
                           AWS_INI_MAX_FILE);
                 break;
             }
@@ -369,7 +367,7 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = fail(err, errlen, AWS_CONFIG_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            rc = fail(err, AWS_CONFIG_ERR_IO, "%s: read failed: %s", path, strerror(errno));
             break;
         }
         if (n == 0)
@@ -378,7 +376,7 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
     }
     close(fd);
     if (!buf)
-        return fail(err, errlen, AWS_CONFIG_ERR_NOMEM, "%s: out of memory", path);
+        return fail(err, AWS_CONFIG_ERR_NOMEM, "%s: out of memory", path);
     if (rc != AWS_CONFIG_OK) {
         explicit_bzero(buf, used);
         free(buf);
@@ -390,17 +388,17 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
 }
 
 /* Parse the file at path into *ini (NULL when the file does not exist). */
-static aws_config_err load_ini(const char *path, aws_ini **ini, char *err, size_t errlen)
+static aws_config_err load_ini(const char *path, aws_ini **ini, sv_error *err)
 {
     *ini = NULL;
     if (!path)
         return AWS_CONFIG_OK;
     char *text;
     size_t len;
-    aws_config_err rc = read_small_file(path, &text, &len, err, errlen);
+    aws_config_err rc = read_small_file(path, &text, &len, err);
     if (rc != AWS_CONFIG_OK || !text)
         return rc;
-    rc = aws_ini_parse(text, len, path, ini, err, errlen);
+    rc = aws_ini_parse(text, len, path, ini, err);
     explicit_bzero(text, len); /* the file holds secrets */
     free(text);
     return rc;
@@ -416,8 +414,7 @@ static const char *system_getenv(const char *name)
 typedef struct {
     const aws_resolve_opts *opts;
     const char *(*getenv_fn)(const char *name);
-    char *err;
-    size_t errlen;
+    sv_error *err;
 } resolver;
 
 /* An environment variable, with empty treated as unset (as the AWS CLI does). */
@@ -449,11 +446,11 @@ static aws_config_err shared_file_path(const resolver *r, const char *override_v
     }
     const size_t n = strlen(prefix) + strlen(rest);
     if (n > 4096)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_LIMIT, "%s: path longer than 4096 bytes",
+        return fail(r->err, AWS_CONFIG_ERR_LIMIT, "%s: path longer than 4096 bytes",
                     override ? override_var : "HOME");
     *out = malloc(n + 1);
     if (!*out)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_NOMEM, "out of memory");
+        return fail(r->err, AWS_CONFIG_ERR_NOMEM, "out of memory");
     snprintf(*out, n + 1, "%s%s", prefix, rest);
     return AWS_CONFIG_OK;
 }
@@ -468,11 +465,11 @@ static aws_config_err take_value(const resolver *r, const char *value, const cha
         return AWS_CONFIG_OK;
     const size_t n = strnlen(value, AWS_INI_MAX_VALUE + 1);
     if (n > AWS_INI_MAX_VALUE)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_LIMIT, "%s is longer than %u bytes", what,
+        return fail(r->err, AWS_CONFIG_ERR_LIMIT, "%s is longer than %u bytes", what,
                     AWS_INI_MAX_VALUE);
     *out = dup_range(value, n);
     if (!*out)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_NOMEM, "out of memory");
+        return fail(r->err, AWS_CONFIG_ERR_NOMEM, "out of memory");
     return AWS_CONFIG_OK;
 }
 
@@ -518,7 +515,7 @@ static aws_config_err credentials_from_section(const resolver *r, const aws_ini 
     if (!id && !secret)
         return AWS_CONFIG_OK;
     if (!id || !secret)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_NOT_FOUND,
+        return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND,
                     "%s: profile '%s' has %s but no %s", path, profile,
                     id ? "aws_access_key_id" : "aws_secret_access_key",
                     id ? "aws_secret_access_key" : "aws_access_key_id");
@@ -541,7 +538,7 @@ static aws_config_err credentials_from_env(const resolver *r, aws_credentials *o
     if (!id && !secret)
         return AWS_CONFIG_OK;
     if (!id || !secret)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_NOT_FOUND, "%s is set but %s is not",
+        return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND, "%s is set but %s is not",
                     id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
                     id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
     const char *token = env_value(r, "AWS_SESSION_TOKEN");
@@ -564,12 +561,12 @@ static aws_config_err no_credentials(const resolver *r, const profile_view *pv)
                                                "credential_process", "web_identity_token_file" };
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
         if (profile_get(pv, unsupported[i]))
-            return fail(r->err, r->errlen, AWS_CONFIG_ERR_NOT_FOUND,
+            return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND,
                         "profile '%s' uses %s, which is not supported: export "
                         "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use static keys",
                         pv->name, unsupported[i]);
     }
-    return fail(r->err, r->errlen, AWS_CONFIG_ERR_NOT_FOUND,
+    return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND,
                 "no AWS credentials: AWS_ACCESS_KEY_ID is unset and profile '%s' has no "
                 "aws_access_key_id in %s or %s (use --no-sign-request for public buckets)",
                 pv->name, pv->creds_path ? pv->creds_path : "(no credentials file)",
@@ -600,15 +597,15 @@ static aws_config_err resolve(const resolver *r, aws_credentials *out, char **cr
                                creds_path)) != AWS_CONFIG_OK ||
         (rc = shared_file_path(r, "AWS_CONFIG_FILE", "/.aws/config", home, config_path)) !=
             AWS_CONFIG_OK ||
-        (rc = load_ini(*creds_path, creds_ini, r->err, r->errlen)) != AWS_CONFIG_OK ||
-        (rc = load_ini(*config_path, config_ini, r->err, r->errlen)) != AWS_CONFIG_OK)
+        (rc = load_ini(*creds_path, creds_ini, r->err)) != AWS_CONFIG_OK ||
+        (rc = load_ini(*config_path, config_ini, r->err)) != AWS_CONFIG_OK)
         return rc;
 
     /* The config file spells profiles "[profile NAME]", except "[default]". */
     char config_section[AWS_INI_MAX_VALUE + 16];
     const bool is_default = strcmp(profile, "default") == 0;
     if (strlen(profile) > AWS_INI_MAX_VALUE)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_LIMIT, "profile name longer than %u bytes",
+        return fail(r->err, AWS_CONFIG_ERR_LIMIT, "profile name longer than %u bytes",
                     AWS_INI_MAX_VALUE);
     if (is_default && aws_ini_has_section(*config_ini, "default"))
         snprintf(config_section, sizeof config_section, "default");
@@ -625,7 +622,7 @@ static aws_config_err resolve(const resolver *r, aws_credentials *out, char **cr
         .config_section = aws_ini_has_section(*config_ini, config_section) ? config_section : NULL,
     };
     if (profile_named && !pv.creds_section && !pv.config_section)
-        return fail(r->err, r->errlen, AWS_CONFIG_ERR_PROFILE,
+        return fail(r->err, AWS_CONFIG_ERR_PROFILE,
                     "profile '%s' not found in %s or %s", profile,
                     pv.creds_path ? pv.creds_path : "(no credentials file)",
                     pv.config_path ? pv.config_path : "(no config file)");
@@ -679,13 +676,11 @@ static aws_config_err resolve(const resolver *r, aws_credentials *out, char **cr
     return take_value(r, endpoint, endpoint_from, &out->endpoint_url);
 }
 
-aws_config_err aws_resolve(const aws_resolve_opts *opts, aws_credentials *out, char *err,
-                           size_t errlen)
+aws_config_err aws_resolve(const aws_resolve_opts *opts, aws_credentials *out, sv_error *err)
 {
-    if (err && errlen > 0)
-        err[0] = '\0';
+    sv_error_clear(err);
     if (!out)
-        return fail(err, errlen, AWS_CONFIG_ERR_NOT_FOUND, "aws_resolve: no output given");
+        return fail(err, AWS_CONFIG_ERR_NOT_FOUND, "aws_resolve: no output given");
     memset(out, 0, sizeof *out);
     const aws_resolve_opts no_opts = { 0 };
     if (!opts)
@@ -694,7 +689,6 @@ aws_config_err aws_resolve(const aws_resolve_opts *opts, aws_credentials *out, c
         .opts = opts,
         .getenv_fn = opts->getenv_fn ? opts->getenv_fn : system_getenv,
         .err = err,
-        .errlen = errlen,
     };
     char *creds_path = NULL, *config_path = NULL;
     aws_ini *creds_ini = NULL, *config_ini = NULL;

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "sv_error.h"
+
 #define AWS_INI_MAX_FILE   (1u << 20) /* larger credential/config files are refused */
 #define AWS_INI_MAX_VALUE  4096u
 
@@ -27,7 +29,7 @@ typedef enum {
  * NUL-terminated; NUL bytes are an error. */
 typedef struct aws_ini aws_ini;
 aws_config_err aws_ini_parse(const char *text, size_t len, const char *filename,
-                             aws_ini **out, char *err, size_t errlen);
+                             aws_ini **out, sv_error *err);
 /* Value of key in [section], or NULL. */
 const char *aws_ini_get(const aws_ini *ini, const char *section, const char *key);
 bool aws_ini_has_section(const aws_ini *ini, const char *section);
@@ -64,7 +66,7 @@ typedef struct {
  * AWS_PROFILE) that exists in neither file is an error, and so is a key id
  * without its secret. Messages never contain secret values. */
 aws_config_err aws_resolve(const aws_resolve_opts *opts, aws_credentials *out,
-                           char *err, size_t errlen);
+                           sv_error *err);
 void aws_credentials_free(aws_credentials *c);
 
 #endif

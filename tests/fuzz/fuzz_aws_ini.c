@@ -15,12 +15,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     aws_ini *ini = NULL;
-    char err[200];
-    const aws_config_err rc = aws_ini_parse((const char *)data, size, "fuzz.ini", &ini, err,
-                                            sizeof err);
+    sv_error e;
+    const aws_config_err rc = aws_ini_parse((const char *)data, size, "fuzz.ini", &ini, &e);
+    const char *err = e.msg;
     if (rc != AWS_CONFIG_OK) {
         check(ini == NULL);
-        check(memchr(err, '\0', sizeof err) != NULL);
+        check(memchr(err, '\0', sizeof e.msg) != NULL && e.code == (int)rc);
         check(strncmp(err, "fuzz.ini", 8) == 0); /* messages name the file */
         check(strchr(err, '\n') == NULL);
         return 0;

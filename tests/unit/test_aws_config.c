@@ -21,7 +21,8 @@ static struct {
 } fake_env[MAX_ENV];
 static size_t n_fake_env;
 static char home[256];
-static char err[512];
+static sv_error last_err;
+#define err (last_err.msg) /* the message of the last call */
 
 static const char *fake_getenv(const char *name)
 {
@@ -84,7 +85,7 @@ static aws_resolve_opts opts_default(void)
 static aws_config_err resolve(const aws_resolve_opts *o, aws_credentials *c)
 {
     err[0] = '\0';
-    return aws_resolve(o, c, err, sizeof err);
+    return aws_resolve(o, c, &last_err);
 }
 
 /* ---- INI parsing ---------------------------------------------------------- */
@@ -92,7 +93,7 @@ static aws_config_err resolve(const aws_resolve_opts *o, aws_credentials *c)
 static aws_ini *parse_ok(const char *text)
 {
     aws_ini *ini = NULL;
-    const aws_config_err rc = aws_ini_parse(text, strlen(text), "test.ini", &ini, err, sizeof err);
+    const aws_config_err rc = aws_ini_parse(text, strlen(text), "test.ini", &ini, &last_err);
     cr_assert_eq(rc, AWS_CONFIG_OK, "parse failed (%d): %s", rc, err);
     cr_assert_not_null(ini);
     return ini;
@@ -102,7 +103,7 @@ static void expect_parse_error(const char *text, aws_config_err want, const char
 {
     aws_ini *ini = (aws_ini *)0x1;
     err[0] = '\0';
-    const aws_config_err rc = aws_ini_parse(text, strlen(text), "cfg", &ini, err, sizeof err);
+    const aws_config_err rc = aws_ini_parse(text, strlen(text), "cfg", &ini, &last_err);
     cr_expect_eq(rc, want, "text \"%s\": got %d want %d (%s)", text, rc, want, err);
     cr_expect_null(ini);
     cr_expect_null(strchr(err, '\n'));
@@ -231,7 +232,7 @@ Test(aws_ini, empty_input)
     cr_expect_not(aws_ini_has_section(ini, "default"));
     aws_ini_free(ini);
     ini = NULL;
-    cr_expect_eq(aws_ini_parse(NULL, 0, "x", &ini, err, sizeof err), AWS_CONFIG_OK);
+    cr_expect_eq(aws_ini_parse(NULL, 0, "x", &ini, &last_err), AWS_CONFIG_OK);
     aws_ini_free(ini);
     cr_expect_null(aws_ini_get(NULL, "a", "b"));
     cr_expect_not(aws_ini_has_section(NULL, "a"));
@@ -254,7 +255,7 @@ Test(aws_ini, nul_byte_rejected)
 {
     static const char text[] = "[default]\nkey = va\0lue\n";
     aws_ini *ini = NULL;
-    cr_expect_eq(aws_ini_parse(text, sizeof text - 1, "cfg", &ini, err, sizeof err),
+    cr_expect_eq(aws_ini_parse(text, sizeof text - 1, "cfg", &ini, &last_err),
                  AWS_CONFIG_ERR_PARSE);
     cr_expect(strstr(err, "cfg:2:") != NULL, "%s", err);
     cr_expect_null(ini);
@@ -284,9 +285,9 @@ Test(aws_ini, file_size_limit)
     cr_assert_not_null(text);
     memset(text, '\n', n);
     aws_ini *ini = NULL;
-    cr_expect_eq(aws_ini_parse(text, n, "big", &ini, err, sizeof err), AWS_CONFIG_ERR_LIMIT);
+    cr_expect_eq(aws_ini_parse(text, n, "big", &ini, &last_err), AWS_CONFIG_ERR_LIMIT);
     cr_expect(strstr(err, "big") != NULL, "%s", err);
-    cr_expect_eq(aws_ini_parse(text, n - 1, "big", &ini, err, sizeof err), AWS_CONFIG_OK);
+    cr_expect_eq(aws_ini_parse(text, n - 1, "big", &ini, &last_err), AWS_CONFIG_OK);
     aws_ini_free(ini);
     free(text);
 }

@@ -20,7 +20,7 @@ static sv_hint *parse(const char *json, char *err)
 
 static void rejects(const char *json, const char *needle)
 {
-    char err[512] = "";
+    char err[SV_ERROR_MSG] = "";
     sv_hint *h = parse(json, err);
     cr_assert_null(h, "accepted: %s", json);
     cr_assert(strstr(err, needle), "error for %s is '%s', expected it to mention '%s'", json, err, needle);
@@ -28,7 +28,7 @@ static void rejects(const char *json, const char *needle)
 
 Test(hint, full_document)
 {
-    char err[512] = "";
+    char err[SV_ERROR_MSG] = "";
     sv_hint *h = parse("{\"where\": \"a > 5 AND b = 'x'\", "
                        "\"rows\": {\"./t/part-1.parquet\": [[10, 20], [0, 5], [15, 30], [40, 40]],"
                        "           \"t/part-0.parquet\": [[1, 2]]},"
@@ -54,7 +54,7 @@ Test(hint, full_document)
 
 Test(hint, empty_object_selects_everything)
 {
-    char err[512];
+    char err[SV_ERROR_MSG];
     sv_hint *h = parse("{}", err);
     cr_assert_not_null(h);
     cr_assert_null(h->pred);
@@ -93,7 +93,7 @@ Test(hint, bad_documents)
 
 Test(hint, where_error_has_a_position)
 {
-    char err[512] = "";
+    char err[SV_ERROR_MSG] = "";
     sv_hint *h = parse("{\"where\": \"a = 1 AND (b < 2\"}", err);
     cr_assert_null(h);
     cr_assert(strstr(err, "where:"), "%s", err);
