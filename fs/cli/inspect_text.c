@@ -71,6 +71,7 @@ typedef struct {
 
 /* fmt formatted, cut to max - 1 bytes (at most 1199), and made printable;
  * NULL when out of memory. */
+static char *printable_vformat(size_t max, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static char *printable_vformat(size_t max, const char *fmt, va_list ap)
 {
     char buf[1200];
