@@ -78,6 +78,12 @@ void *pm_alloc(pm *d, size_t n, size_t size)
 {
     if (d->r.failed)
         return NULL;
+    if (!d->a) {
+        void *p = calloc(n, size);
+        if (!p)
+            tc_fail(&d->r, TC_E_NOMEM, "out of memory");
+        return p;
+    }
     if (size && n > SIZE_MAX / size) {
         tc_fail(&d->r, TC_E_NOMEM, "allocation of %zu x %zu bytes overflows", n, size);
         return NULL;

@@ -5,211 +5,89 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool parse_key_value(pm *d, pq_key_value *kv)
-{
-    tc_reader *r = &d->r;
-    const size_t start = r->pos;
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_bytes(r, &f, "key", &kv->key); break;
-        case 2: ok = f_bytes(r, &f, "value", &kv->value); break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, "key"};
-    return struct_done(r, seen, BIT(1), names, start);
-}
+#define KV(m) PQM_AT(pq_key_value, m)
+static const pqm_field key_value_fields[] = {
+    {1, PQM_BYTES, "key", KV(key), PQM_REQ},
+    {2, PQM_BYTES, "value", KV(value)},
+};
+static const pqm_table key_value_table = PQM_TABLE(key_value_fields);
+static const pqm_list key_value_list = {TC_STRUCT, sizeof(pq_key_value), .sub = &key_value_table};
 
-static bool parse_kv_list(pm *d, const tc_field *f, const char *name, pq_key_value **out,
-                          uint32_t *n_out)
+#define ES(m) PQM_AT(pq_encoding_stats, m)
+static const pqm_field encoding_stats_fields[] = {
+    {1, PQM_I32, "page_type", ES(page_type), PQM_REQ},
+    {2, PQM_I32, "encoding", ES(encoding), PQM_REQ},
+    {3, PQM_I32, "count", ES(count), PQM_REQ},
+};
+static const pqm_table encoding_stats_table = PQM_TABLE(encoding_stats_fields);
+static const pqm_list encoding_stats_list = {TC_STRUCT, sizeof(pq_encoding_stats),
+                                             .sub = &encoding_stats_table};
+
+/* ColumnMetaData.encodings: a bit per encoding. */
+static bool read_encodings(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
 {
     tc_reader *r = &d->r;
-    tc_path_push(r, name, -1);
+    pq_column_chunk *c = obj;
+    tc_path_push(r, fd->name, -1);
     uint32_t n;
-    if (!list_open(r, f, TC_STRUCT, 0, name, &n))
-        return false;
-    pq_key_value *kv = pm_alloc(d, n ? n : 1, sizeof *kv);
-    if (!kv)
-        return false;
-    for (uint32_t i = 0; i < n; i++) {
-        tc_path_set_index(r, i);
-        if (!parse_key_value(d, &kv[i]))
-            return false;
+    uint8_t et;
+    bool ok = pqm_list_open(r, f, TC_I32, 0, fd->name, &n, &et);
+    for (uint32_t i = 0; ok && i < n; i++) {
+        const size_t at = r->pos;
+        int64_t e;
+        ok = elem_int(r, et, &e);
+        if (ok && (e < 0 || e > 31))
+            ok = tc_fail_at(r, TC_E_RANGE, at, "encoding %lld out of range", (long long)e);
+        if (ok)
+            c->encodings_mask |= 1u << e;
     }
-    tc_container_end(r);
-    tc_path_pop(r);
-    *out = kv;
-    *n_out = n;
-    return true;
+    if (ok) {
+        tc_container_end(r);
+        tc_path_pop(r);
+    }
+    return ok;
 }
 
-static bool parse_encoding_stats(tc_reader *r, pq_encoding_stats *es)
-{
-    const size_t start = r->pos;
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_i32(r, &f, "page_type", &es->page_type); break;
-        case 2: ok = f_i32(r, &f, "encoding", &es->encoding); break;
-        case 3: ok = f_i32(r, &f, "count", &es->count); break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, "page_type", "encoding", "count"};
-    return struct_done(r, seen, BIT(1) | BIT(2) | BIT(3), names, start);
-}
+/* The enum members are read as the i32 they are on the wire. */
+_Static_assert(sizeof(pq_physical_type) == sizeof(int32_t), "pq_physical_type is an i32");
+_Static_assert(sizeof(pq_codec) == sizeof(int32_t), "pq_codec is an i32");
 
-static bool parse_column_meta(pm *d, pq_column_chunk *c)
-{
-    tc_reader *r = &d->r;
-    const size_t start = r->pos;
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok = true;
-        switch (f.id) {
-        case 1: {
-            int32_t t;
-            ok = f_enum(r, &f, "type", PQ_FIXED_LEN_BYTE_ARRAY, &t);
-            c->type = (pq_physical_type)t;
-            break;
-        }
-        case 2: {
-            tc_path_push(r, "encodings", -1);
-            uint32_t n;
-            uint8_t et;
-            ok = list_open_t(r, &f, TC_I32, 0, "encodings", &n, &et);
-            for (uint32_t i = 0; ok && i < n; i++) {
-                const size_t at = r->pos;
-                int64_t e;
-                ok = elem_int(r, et, &e);
-                if (ok && (e < 0 || e > 31))
-                    ok = tc_fail_at(r, TC_E_RANGE, at, "encoding %lld out of range",
-                                    (long long)e);
-                if (ok)
-                    c->encodings_mask |= 1u << e;
-            }
-            if (ok) {
-                tc_container_end(r);
-                tc_path_pop(r);
-            }
-            break;
-        }
-        case 3: {
-            tc_path_push(r, "path_in_schema", -1);
-            uint32_t n;
-            ok = list_open(r, &f, TC_BINARY, 0, "path_in_schema", &n);
-            if (ok) {
-                c->path_in_schema = pm_alloc(d, n ? n : 1, sizeof *c->path_in_schema);
-                ok = c->path_in_schema != NULL;
-            }
-            for (uint32_t i = 0; ok && i < n; i++) {
-                const uint8_t *p;
-                uint32_t len;
-                ok = tc_read_binary(r, &p, &len);
-                c->path_in_schema[i] = (pq_bytes){p, len};
-            }
-            if (ok) {
-                c->n_path = n;
-                tc_container_end(r);
-                tc_path_pop(r);
-            }
-            break;
-        }
-        case 4: {
-            int32_t v = 0;
-            ok = f_i32(r, &f, "codec", &v);
-            c->codec = (pq_codec)v;
-            break;
-        }
-        case 5: ok = f_i64_nonneg(r, &f, "num_values", &c->num_values); break;
-        case 6:
-            ok = f_i64_nonneg(r, &f, "total_uncompressed_size", &c->total_uncompressed_size);
-            break;
-        case 7:
-            ok = f_i64_nonneg(r, &f, "total_compressed_size", &c->total_compressed_size);
-            break;
-        case 8: ok = parse_kv_list(d, &f, "key_value_metadata", &c->kv, &c->n_kv); break;
-        case 9: ok = f_i64_nonneg(r, &f, "data_page_offset", &c->data_page_offset); break;
-        case 10:
-            ok = f_i64(r, &f, "index_page_offset", &c->index_page_offset);
-            c->has_index_page_offset = ok;
-            break;
-        case 11:
-            ok = f_i64(r, &f, "dictionary_page_offset", &c->dictionary_page_offset);
-            c->has_dictionary_page_offset = ok;
-            break;
-        case 12:
-            ok = f_statistics(r, &f, "statistics", &c->statistics);
-            c->has_statistics = ok;
-            break;
-        case 13: {
-            tc_path_push(r, "encoding_stats", -1);
-            uint32_t n;
-            ok = list_open(r, &f, TC_STRUCT, 0, "encoding_stats", &n);
-            if (ok) {
-                c->encoding_stats = pm_alloc(d, n ? n : 1, sizeof *c->encoding_stats);
-                ok = c->encoding_stats != NULL;
-            }
-            for (uint32_t i = 0; ok && i < n; i++) {
-                tc_path_set_index(r, i);
-                ok = parse_encoding_stats(r, &c->encoding_stats[i]);
-            }
-            if (ok) {
-                c->n_encoding_stats = n;
-                tc_container_end(r);
-                tc_path_pop(r);
-            }
-            break;
-        }
-        case 14:
-            ok = f_i64(r, &f, "bloom_filter_offset", &c->bloom_filter_offset);
-            c->has_bloom_filter_offset = ok;
-            break;
-        case 15:
-            ok = f_i32(r, &f, "bloom_filter_length", &c->bloom_filter_length);
-            c->has_bloom_filter_length = ok;
-            break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL,
-                                        "type",
-                                        "encodings",
-                                        "path_in_schema",
-                                        "codec",
-                                        "num_values",
-                                        "total_uncompressed_size",
-                                        "total_compressed_size",
-                                        NULL,
-                                        "data_page_offset"};
-    return struct_done(r, seen,
-                       BIT(1) | BIT(2) | BIT(3) | BIT(4) | BIT(5) | BIT(6) | BIT(7) | BIT(9),
-                       names, start);
-}
+/* ColumnMetaData: its fields are part of pq_column_chunk. */
+#define CC(m) PQM_AT(pq_column_chunk, m)
+#define CC_OPT(m) CC(m), PQM_HAS(pq_column_chunk, has_##m)
+static const pqm_field column_meta_fields[] = {
+    {1, PQM_ENUM, "type", CC(type), .max = PQ_FIXED_LEN_BYTE_ARRAY, PQM_REQ},
+    {2, PQM_CALL, "encodings", .call = read_encodings, PQM_REQ},
+    {3, PQM_LIST, "path_in_schema", PQM_LIST_AT(pq_column_chunk, path_in_schema, n_path),
+     .list = &pqm_bytes_list, PQM_REQ},
+    {4, PQM_I32, "codec", CC(codec), PQM_REQ},
+    {5, PQM_I64_NONNEG, "num_values", CC(num_values), PQM_REQ},
+    {6, PQM_I64_NONNEG, "total_uncompressed_size", CC(total_uncompressed_size), PQM_REQ},
+    {7, PQM_I64_NONNEG, "total_compressed_size", CC(total_compressed_size), PQM_REQ},
+    {8, PQM_LIST, "key_value_metadata", PQM_LIST_AT(pq_column_chunk, kv, n_kv),
+     .list = &key_value_list},
+    {9, PQM_I64_NONNEG, "data_page_offset", CC(data_page_offset), PQM_REQ},
+    {10, PQM_I64, "index_page_offset", CC_OPT(index_page_offset)},
+    {11, PQM_I64, "dictionary_page_offset", CC_OPT(dictionary_page_offset)},
+    {12, PQM_STATS, "statistics", CC_OPT(statistics)},
+    {13, PQM_LIST, "encoding_stats",
+     PQM_LIST_AT(pq_column_chunk, encoding_stats, n_encoding_stats), .list = &encoding_stats_list},
+    {14, PQM_I64, "bloom_filter_offset", CC_OPT(bloom_filter_offset)},
+    {15, PQM_I32, "bloom_filter_length", CC_OPT(bloom_filter_length)},
+};
+static const pqm_table column_meta_table = PQM_TABLE(column_meta_fields);
+
+/* ColumnChunk; ids 8 and 9 (crypto metadata) are only looked for. */
+static const pqm_field column_chunk_fields[] = {
+    {1, PQM_BYTES, "file_path", CC(file_path)},
+    {2, PQM_I64, "file_offset", CC(file_offset)},
+    {3, PQM_STRUCT, "meta_data", .sub = &column_meta_table, PQM_REQ},
+    {4, PQM_I64, "offset_index_offset", CC(offset_index_offset)},
+    {5, PQM_I32, "offset_index_length", CC(offset_index_length)},
+    {6, PQM_I64, "column_index_offset", CC(column_index_offset)},
+    {7, PQM_I32, "column_index_length", CC(column_index_length)},
+};
+static const pqm_table column_chunk_table = PQM_TABLE(column_chunk_fields);
 
 static bool range_check(tc_reader *r, size_t at, const char *what, int64_t off, int64_t len,
                         uint64_t data_end)
@@ -229,64 +107,23 @@ static bool range_check(tc_reader *r, size_t at, const char *what, int64_t off, 
     return true;
 }
 
-static bool parse_column_chunk(pm *d, pq_column_chunk *c, const pq_leaf *leaf, uint64_t data_end)
+/* Column chunk i of a row group. */
+static bool parse_column_chunk(pm *d, void *elem, uint32_t i)
 {
     tc_reader *r = &d->r;
+    pq_column_chunk *c = elem;
+    const pq_leaf *leaf = &d->m->leaves[i];
+    const uint64_t data_end = d->data_end;
     const size_t start = r->pos;
-    if (!tc_struct_begin(r))
+    uint32_t seen;
+    if (!pqm_read(d, &column_chunk_table, c, &seen))
         return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    bool has_oi_off = false, has_oi_len = false, has_ci_off = false, has_ci_len = false;
-    bool has_crypto = false;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_bytes(r, &f, "file_path", &c->file_path); break;
-        case 2: ok = f_i64(r, &f, "file_offset", &c->file_offset); break;
-        case 3:
-            tc_path_push(r, "meta_data", -1);
-            ok = tc_field_expect(r, &f, TC_STRUCT) && parse_column_meta(d, c);
-            if (ok)
-                tc_path_pop(r);
-            break;
-        case 4:
-            ok = f_i64(r, &f, "offset_index_offset", &c->offset_index_offset);
-            has_oi_off = ok;
-            break;
-        case 5:
-            ok = f_i32(r, &f, "offset_index_length", &c->offset_index_length);
-            has_oi_len = ok;
-            break;
-        case 6:
-            ok = f_i64(r, &f, "column_index_offset", &c->column_index_offset);
-            has_ci_off = ok;
-            break;
-        case 7:
-            ok = f_i32(r, &f, "column_index_length", &c->column_index_length);
-            has_ci_len = ok;
-            break;
-        case 8:
-        case 9:
-            has_crypto = true;
-            ok = f_skip(r, &f);
-            break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    if (r->failed)
+    if (!(seen & BIT(3)) && (seen & (BIT(8) | BIT(9))))
+        return tc_fail_at(r, TC_E_ENCRYPTED, start, "column is encrypted (no plaintext meta_data)");
+    if (!pqm_required(r, &column_chunk_table, seen, start))
         return false;
-    if (!(seen & BIT(3)))
-        return tc_fail_at(r, has_crypto ? TC_E_ENCRYPTED : TC_E_MISSING, start,
-                          has_crypto ? "column is encrypted (no plaintext meta_data)"
-                                     : "missing required field meta_data (id 3)");
-    c->has_offset_index = has_oi_off && has_oi_len;
-    c->has_column_index = has_ci_off && has_ci_len;
-    tc_struct_end(r);
+    c->has_offset_index = (seen & BIT(4)) && (seen & BIT(5));
+    c->has_column_index = (seen & BIT(6)) && (seen & BIT(7));
 
     /* Consistency with the schema and the file. */
     if (c->type != leaf->type)
@@ -312,183 +149,96 @@ static bool parse_column_chunk(pm *d, pq_column_chunk *c, const pq_leaf *leaf, u
     return true;
 }
 
-static bool parse_row_group(pm *d, pq_row_group *g, const pq_file_meta *m, uint64_t data_end)
+/* A row group lists one column chunk per schema leaf. */
+static bool columns_count(pm *d, uint32_t n, size_t at)
+{
+    if (n != d->m->n_leaves)
+        return tc_fail_at(&d->r, TC_E_MISMATCH, at,
+                          "row group has %u columns but the schema has %u leaves", n,
+                          d->m->n_leaves);
+    return true;
+}
+static const pqm_list columns_list = {TC_STRUCT, sizeof(pq_column_chunk), .once = true,
+                                      .count = columns_count, .read = parse_column_chunk};
+
+#define RG(m) PQM_AT(pq_row_group, m)
+#define RG_OPT(m) RG(m), PQM_HAS(pq_row_group, has_##m)
+static const pqm_field row_group_fields[] = {
+    {1, PQM_LIST, "columns", PQM_LIST_AT(pq_row_group, columns, n_columns),
+     .list = &columns_list, PQM_REQ},
+    {2, PQM_I64, "total_byte_size", RG(total_byte_size), PQM_REQ},
+    {3, PQM_I64_NONNEG, "num_rows", RG(num_rows), PQM_REQ},
+    {4, PQM_SKIP, "sorting_columns", PQM_HAS(pq_row_group, has_sorting_columns)},
+    {5, PQM_I64, "file_offset", RG_OPT(file_offset)},
+    {6, PQM_I64, "total_compressed_size", RG_OPT(total_compressed_size)},
+    {7, PQM_I16, "ordinal", RG_OPT(ordinal)},
+};
+static const pqm_table row_group_table = PQM_TABLE(row_group_fields);
+
+static bool parse_row_group(pm *d, void *elem, uint32_t i)
+{
+    (void)i;
+    return pqm_struct(d, &row_group_table, elem);
+}
+
+/* ColumnOrder: which member of the union, one byte per column. */
+static bool parse_column_order(pm *d, void *elem, uint32_t i)
+{
+    (void)i;
+    int16_t id;
+    const bool ok = pqm_union_member(d, 3, NULL, &id);
+    *(uint8_t *)elem = (uint8_t)id;
+    return ok;
+}
+
+/* The schema resolves into leaves as soon as it is read: the row groups'
+ * column chunks are checked against them. */
+static bool read_schema(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
+{
+    if (!pqm_list_read(d, fd, f, obj))
+        return false;
+    tc_path_push(&d->r, fd->name, -1);
+    const bool ok = pqm_resolve_leaves(d);
+    tc_path_pop(&d->r);
+    return ok;
+}
+
+static bool read_row_groups(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
+{
+    const pq_file_meta *m = obj;
+    if (!m->schema)
+        return tc_fail_at(&d->r, TC_E_INVALID, f->offset, "row_groups appear before the schema");
+    return pqm_list_read(d, fd, f, obj);
+}
+
+static const pqm_list schema_list = {TC_STRUCT, sizeof(pq_schema_element), PQ_MAX_SCHEMA_ELEMENTS,
+                                     "schema elements", .once = true,
+                                     .read = pqm_schema_element};
+static const pqm_list row_groups_list = {TC_STRUCT, sizeof(pq_row_group), PQ_MAX_ROW_GROUPS,
+                                         "row groups", .once = true, .read = parse_row_group};
+static const pqm_list column_orders_list = {TC_STRUCT, 1, .read = parse_column_order};
+
+#define FM(arr, count) PQM_LIST_AT(pq_file_meta, arr, count)
+static const pqm_field file_meta_fields[] = {
+    {1, PQM_I32, "version", PQM_AT(pq_file_meta, version), PQM_REQ},
+    {2, PQM_CALL, "schema", FM(schema, n_schema), .list = &schema_list, .call = read_schema,
+     PQM_REQ},
+    {3, PQM_I64_NONNEG, "num_rows", PQM_AT(pq_file_meta, num_rows), PQM_REQ},
+    {4, PQM_CALL, "row_groups", FM(row_groups, n_row_groups), .list = &row_groups_list,
+     .call = read_row_groups, PQM_REQ},
+    {5, PQM_LIST, "key_value_metadata", FM(kv, n_kv), .list = &key_value_list},
+    {6, PQM_BYTES, "created_by", PQM_AT(pq_file_meta, created_by)},
+    {7, PQM_LIST, "column_orders", FM(column_orders, n_column_orders),
+     .list = &column_orders_list},
+    {8, PQM_SKIP, "encryption_algorithm", PQM_HAS(pq_file_meta, has_encryption_algorithm)},
+};
+static const pqm_table file_meta_table = PQM_TABLE(file_meta_fields);
+
+static bool parse_file_meta_struct(pm *d, pq_file_meta *m)
 {
     tc_reader *r = &d->r;
     const size_t start = r->pos;
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: {
-            if (g->columns)
-                return tc_fail_at(r, TC_E_INVALID, f.offset, "columns listed twice");
-            tc_path_push(r, "columns", -1);
-            const size_t at = r->pos;
-            uint32_t n;
-            ok = list_open(r, &f, TC_STRUCT, 0, "columns", &n);
-            if (ok && n != m->n_leaves)
-                ok = tc_fail_at(r, TC_E_MISMATCH, at,
-                                "row group has %u columns but the schema has %u leaves", n,
-                                m->n_leaves);
-            if (ok) {
-                g->columns = pm_alloc(d, n ? n : 1, sizeof *g->columns);
-                ok = g->columns != NULL;
-            }
-            for (uint32_t i = 0; ok && i < n; i++) {
-                tc_path_set_index(r, i);
-                ok = parse_column_chunk(d, &g->columns[i], &m->leaves[i], data_end);
-            }
-            if (ok) {
-                g->n_columns = n;
-                tc_container_end(r);
-                tc_path_pop(r);
-            }
-            break;
-        }
-        case 2: ok = f_i64(r, &f, "total_byte_size", &g->total_byte_size); break;
-        case 3: ok = f_i64_nonneg(r, &f, "num_rows", &g->num_rows); break;
-        case 4:
-            g->has_sorting_columns = true;
-            ok = f_skip(r, &f);
-            break;
-        case 5:
-            ok = f_i64(r, &f, "file_offset", &g->file_offset);
-            g->has_file_offset = ok;
-            break;
-        case 6:
-            ok = f_i64(r, &f, "total_compressed_size", &g->total_compressed_size);
-            g->has_total_compressed_size = ok;
-            break;
-        case 7:
-            ok = f_i16(r, &f, "ordinal", &g->ordinal);
-            g->has_ordinal = ok;
-            break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, "columns", "total_byte_size", "num_rows"};
-    return struct_done(r, seen, BIT(1) | BIT(2) | BIT(3), names, start);
-}
-
-static bool parse_column_order(tc_reader *r, uint8_t *out)
-{
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    *out = PQ_ORDER_UNKNOWN;
-    while (tc_next_field(r, &last, &f)) {
-        if (f.id >= 1 && f.id <= 3 && f.type == TC_STRUCT)
-            *out = (uint8_t)f.id;
-        if (!f_skip(r, &f))
-            return false;
-    }
-    return struct_close(r);
-}
-
-static bool parse_file_meta_struct(pm *d, pq_file_meta *m, uint64_t data_end)
-{
-    tc_reader *r = &d->r;
-    const size_t start = r->pos;
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_i32(r, &f, "version", &m->version); break;
-        case 2: {
-            if (seen & BIT(2))
-                return tc_fail_at(r, TC_E_INVALID, f.offset, "schema listed twice");
-            tc_path_push(r, "schema", -1);
-            uint32_t n;
-            ok = list_open(r, &f, TC_STRUCT, PQ_MAX_SCHEMA_ELEMENTS, "schema elements", &n);
-            if (ok) {
-                m->schema = pm_alloc(d, n ? n : 1, sizeof *m->schema);
-                ok = m->schema != NULL;
-            }
-            for (uint32_t i = 0; ok && i < n; i++) {
-                tc_path_set_index(r, i);
-                ok = pqm_schema_element(d, &m->schema[i]);
-            }
-            if (ok) {
-                m->n_schema = n;
-                tc_container_end(r);
-                tc_path_set_index(r, -1);
-                ok = pqm_resolve_leaves(d, m);
-            }
-            if (ok)
-                tc_path_pop(r);
-            break;
-        }
-        case 3: ok = f_i64_nonneg(r, &f, "num_rows", &m->num_rows); break;
-        case 4: {
-            if (!(seen & BIT(2)))
-                return tc_fail_at(r, TC_E_INVALID, f.offset,
-                                  "row_groups appear before the schema");
-            if (seen & BIT(4))
-                return tc_fail_at(r, TC_E_INVALID, f.offset, "row_groups listed twice");
-            tc_path_push(r, "row_groups", -1);
-            uint32_t n;
-            ok = list_open(r, &f, TC_STRUCT, PQ_MAX_ROW_GROUPS, "row groups", &n);
-            if (ok) {
-                m->row_groups = pm_alloc(d, n ? n : 1, sizeof *m->row_groups);
-                ok = m->row_groups != NULL;
-            }
-            for (uint32_t i = 0; ok && i < n; i++) {
-                tc_path_set_index(r, i);
-                ok = parse_row_group(d, &m->row_groups[i], m, data_end);
-            }
-            if (ok) {
-                m->n_row_groups = n;
-                tc_container_end(r);
-                tc_path_pop(r);
-            }
-            break;
-        }
-        case 5: ok = parse_kv_list(d, &f, "key_value_metadata", &m->kv, &m->n_kv); break;
-        case 6: ok = f_bytes(r, &f, "created_by", &m->created_by); break;
-        case 7: {
-            tc_path_push(r, "column_orders", -1);
-            uint32_t n;
-            ok = list_open(r, &f, TC_STRUCT, 0, "column_orders", &n);
-            if (ok) {
-                m->column_orders = pm_alloc(d, n ? n : 1, 1);
-                ok = m->column_orders != NULL;
-            }
-            for (uint32_t i = 0; ok && i < n; i++) {
-                tc_path_set_index(r, i);
-                ok = parse_column_order(r, &m->column_orders[i]);
-            }
-            if (ok) {
-                m->n_column_orders = n;
-                tc_container_end(r);
-                tc_path_pop(r);
-            }
-            break;
-        }
-        case 8:
-            m->has_encryption_algorithm = true;
-            ok = f_skip(r, &f);
-            break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, "version", "schema", "num_rows", "row_groups"};
-    if (!struct_done(r, seen, BIT(1) | BIT(2) | BIT(3) | BIT(4), names, start))
+    if (!pqm_struct(d, &file_meta_table, m))
         return false;
     /* Row counts must add up. */
     int64_t total = 0;
@@ -529,8 +279,7 @@ tc_status pq_file_meta_parse(const uint8_t *buf, size_t len, uint64_t data_end,
         return sv_fail(err, TC_E_NOMEM, 0, "out of memory");
     }
     m->arena = a;
-    pm d;
-    d.a = a;
+    pm d = {.a = a, .m = m, .data_end = data_end};
     uint8_t *copy = pqm_arena_alloc(a, len);
     if (!copy) {
         pq_file_meta_free(m);
@@ -539,7 +288,7 @@ tc_status pq_file_meta_parse(const uint8_t *buf, size_t len, uint64_t data_end,
     if (len)
         memcpy(copy, buf, len);
     meta_reader_init(&d.r, copy, len, NULL);
-    if (!parse_file_meta_struct(&d, m, data_end)) {
+    if (!parse_file_meta_struct(&d, m)) {
         pq_file_meta_free(m);
         return meta_reader_error(&d.r, err);
     }

@@ -4,149 +4,96 @@
 
 #include <string.h>
 
-static bool parse_time_unit(tc_reader *r, pq_time_unit *unit)
-{
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    *unit = PQ_UNIT_NONE;
-    while (tc_next_field(r, &last, &f)) {
-        if (f.id >= 1 && f.id <= 3 && f.type == TC_STRUCT) {
-            if (*unit != PQ_UNIT_NONE)
-                return tc_fail_at(r, TC_E_INVALID, f.offset, "TimeUnit union has two members");
-            *unit = (pq_time_unit)f.id;
-        }
-        if (!f_skip(r, &f))
-            return false;
-    }
-    return struct_close(r);
-}
-
 /* TimeType and TimestampType share their layout. */
-static bool parse_time_type(tc_reader *r, pq_logical_type *lt, size_t start)
+static bool read_time_unit(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
 {
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_bool(r, &f, "isAdjustedToUTC", &lt->adjusted_to_utc); break;
-        case 2:
-            tc_path_push(r, "unit", -1);
-            ok = tc_field_expect(r, &f, TC_STRUCT) && parse_time_unit(r, &lt->unit);
-            if (ok && lt->unit == PQ_UNIT_NONE)
-                ok = tc_fail_at(r, TC_E_INVALID, f.offset, "unknown or empty time unit");
-            tc_path_pop(r);
-            break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, "isAdjustedToUTC", "unit"};
-    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
+    tc_reader *r = &d->r;
+    pq_logical_type *lt = obj;
+    tc_path_push(r, fd->name, -1);
+    int16_t unit = 0;
+    bool ok = tc_field_expect(r, f, TC_STRUCT) &&
+              pqm_union_member(d, 3, "TimeUnit union has two members", &unit);
+    lt->unit = (pq_time_unit)unit;
+    if (ok && lt->unit == PQ_UNIT_NONE)
+        ok = tc_fail_at(r, TC_E_INVALID, f->offset, "unknown or empty time unit");
+    tc_path_pop(r);
+    return ok;
 }
 
-static bool parse_decimal_type(tc_reader *r, pq_logical_type *lt, size_t start)
+#define LT(m) PQM_AT(pq_logical_type, m)
+static const pqm_field time_fields[] = {
+    {1, PQM_BOOL, "isAdjustedToUTC", LT(adjusted_to_utc), PQM_REQ},
+    {2, PQM_CALL, "unit", .call = read_time_unit, PQM_REQ},
+};
+static const pqm_field decimal_fields[] = {
+    {1, PQM_I32, "scale", LT(decimal_scale), PQM_REQ},
+    {2, PQM_I32, "precision", LT(decimal_precision), PQM_REQ},
+};
+static const pqm_field int_fields[] = {
+    {1, PQM_I8, "bitWidth", LT(bit_width), PQM_REQ},
+    {2, PQM_BOOL, "isSigned", LT(is_signed), PQM_REQ},
+};
+
+/* The LogicalType members with fields; the others are empty structs. */
+static const struct {
+    int16_t id;
+    const char *name;
+    pqm_table fields;
+} logical_members[] = {
+    {PQ_LT_DECIMAL, "DECIMAL", PQM_TABLE(decimal_fields)},
+    {PQ_LT_TIME, "TIME", PQM_TABLE(time_fields)},
+    {PQ_LT_TIMESTAMP, "TIMESTAMP", PQM_TABLE(time_fields)},
+    {PQ_LT_INTEGER, "INTEGER", PQM_TABLE(int_fields)},
+};
+
+typedef struct {
+    pm *d;
+    pq_logical_type *lt;
+} logical_ctx;
+
+/* One member of the LogicalType union (there must be one at most). */
+static bool logical_member(tc_reader *r, const tc_field *f, void *ctx)
 {
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_i32(r, &f, "scale", &lt->decimal_scale); break;
-        case 2: ok = f_i32(r, &f, "precision", &lt->decimal_precision); break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
+    const logical_ctx *c = ctx;
+    pq_logical_type *lt = c->lt;
+    if (lt->kind != PQ_LT_NONE)
+        return tc_fail_at(r, TC_E_INVALID, f->offset, "LogicalType union has two members");
+    if (f->type != TC_STRUCT)
+        return tc_fail_at(r, TC_E_TYPE, f->offset,
+                          "LogicalType member %d has wire type %s, expected struct", (int)f->id,
+                          tc_type_name(f->type));
+    lt->raw_id = f->id;
+    const size_t n = sizeof logical_members / sizeof logical_members[0];
+    size_t k = 0;
+    while (k < n && logical_members[k].id != f->id)
+        k++;
+    bool ok;
+    if (k < n) {
+        tc_path_push(r, logical_members[k].name, -1);
+        ok = pqm_struct(c->d, &logical_members[k].fields, lt);
+        tc_path_pop(r);
+    } else {
+        ok = tc_skip_field(r, f);
     }
-    static const char *const names[] = {NULL, "scale", "precision"};
-    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
+    if (!ok)
+        return false;
+    switch (f->id) {
+    case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8:
+    case 10: case 11: case 12: case 13: case 14: case 15: case 16: case 17: case 18: case 19:
+        lt->kind = (pq_logical_kind)f->id;
+        break;
+    default:
+        lt->kind = PQ_LT_OTHER;
+        break;
+    }
+    return true;
 }
 
-static bool parse_int_type(tc_reader *r, pq_logical_type *lt, size_t start)
-{
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_i8(r, &f, "bitWidth", &lt->bit_width); break;
-        case 2: ok = f_bool(r, &f, "isSigned", &lt->is_signed); break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, "bitWidth", "isSigned"};
-    return struct_done(r, seen, BIT(1) | BIT(2), names, start);
-}
-
-static bool parse_logical_type(tc_reader *r, pq_logical_type *lt)
+static bool parse_logical_type(pm *d, pq_logical_type *lt)
 {
     memset(lt, 0, sizeof *lt);
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    while (tc_next_field(r, &last, &f)) {
-        if (lt->kind != PQ_LT_NONE)
-            return tc_fail_at(r, TC_E_INVALID, f.offset, "LogicalType union has two members");
-        if (f.type != TC_STRUCT)
-            return tc_fail_at(r, TC_E_TYPE, f.offset,
-                              "LogicalType member %d has wire type %s, expected struct",
-                              (int)f.id, tc_type_name(f.type));
-        lt->raw_id = f.id;
-        const size_t start = r->pos;
-        bool ok;
-        switch (f.id) {
-        case PQ_LT_DECIMAL:
-            tc_path_push(r, "DECIMAL", -1);
-            ok = parse_decimal_type(r, lt, start);
-            tc_path_pop(r);
-            break;
-        case PQ_LT_TIME:
-        case PQ_LT_TIMESTAMP:
-            tc_path_push(r, f.id == PQ_LT_TIME ? "TIME" : "TIMESTAMP", -1);
-            ok = parse_time_type(r, lt, start);
-            tc_path_pop(r);
-            break;
-        case PQ_LT_INTEGER:
-            tc_path_push(r, "INTEGER", -1);
-            ok = parse_int_type(r, lt, start);
-            tc_path_pop(r);
-            break;
-        default:
-            ok = f_skip(r, &f);
-            break;
-        }
-        if (!ok)
-            return false;
-        switch (f.id) {
-        case 1: case 2: case 3: case 4: case 5: case 6: case 7: case 8:
-        case 10: case 11: case 12: case 13: case 14: case 15: case 16: case 17: case 18: case 19:
-            lt->kind = (pq_logical_kind)f.id;
-            break;
-        default:
-            lt->kind = PQ_LT_OTHER;
-            break;
-        }
-    }
-    return struct_close(r);
+    logical_ctx c = {d, lt};
+    return tc_read_struct(&d->r, logical_member, &c);
 }
 
 /* Writers that predate LogicalType (DuckDB, old parquet-java) set only the
@@ -199,55 +146,56 @@ static pq_logical_type logical_from_converted(const pq_schema_element *e)
     return lt;
 }
 
-bool pqm_schema_element(pm *d, pq_schema_element *e)
+static bool read_logical_type(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
 {
     tc_reader *r = &d->r;
-    const size_t start = r->pos;
-    e->type = -1;
-    e->type_length = -1;
-    e->repetition = -1;
-    e->num_children = -1;
-    e->converted_type = PQ_CT_NONE;
-    e->scale = -1;
-    e->precision = -1;
-    if (!tc_struct_begin(r))
+    tc_path_push(r, fd->name, -1);
+    const bool ok = tc_field_expect(r, f, TC_STRUCT) &&
+                    parse_logical_type(d, (pq_logical_type *)((char *)obj + fd->at));
+    tc_path_pop(r);
+    return ok;
+}
+
+/* A SchemaElement as read: its name is copied once the struct is complete. */
+typedef struct {
+    pq_schema_element e;
+    pq_bytes name;
+} schema_read;
+
+#define SE(m) PQM_AT(schema_read, e.m)
+static const pqm_field schema_element_fields[] = {
+    {1, PQM_ENUM, "type", SE(type), .max = PQ_FIXED_LEN_BYTE_ARRAY},
+    {2, PQM_I32, "type_length", SE(type_length)},
+    {3, PQM_ENUM, "repetition_type", SE(repetition), .max = PQ_VECTOR},
+    {4, PQM_BYTES, "name", PQM_AT(schema_read, name), PQM_REQ},
+    {5, PQM_I32_NONNEG, "num_children", SE(num_children)},
+    {6, PQM_I32, "converted_type", SE(converted_type)},
+    {7, PQM_I32, "scale", SE(scale)},
+    {8, PQM_I32, "precision", SE(precision)},
+    {9, PQM_I32, "field_id", SE(field_id), PQM_HAS(schema_read, e.has_field_id)},
+    {10, PQM_CALL, "logicalType", SE(logical), .call = read_logical_type},
+};
+static const pqm_table schema_element_table = PQM_TABLE(schema_element_fields);
+
+bool pqm_schema_element(pm *d, void *elem, uint32_t i)
+{
+    (void)i;
+    schema_read s = {.e = {.type = -1,
+                           .type_length = -1,
+                           .repetition = -1,
+                           .num_children = -1,
+                           .converted_type = PQ_CT_NONE,
+                           .scale = -1,
+                           .precision = -1}};
+    if (!pqm_struct(d, &schema_element_table, &s))
         return false;
-    int16_t last = 0;
-    tc_field f;
-    uint32_t seen = 0;
-    pq_bytes name = {0};
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_enum(r, &f, "type", PQ_FIXED_LEN_BYTE_ARRAY, &e->type); break;
-        case 2: ok = f_i32(r, &f, "type_length", &e->type_length); break;
-        case 3: ok = f_enum(r, &f, "repetition_type", PQ_VECTOR, &e->repetition); break;
-        case 4: ok = f_bytes(r, &f, "name", &name); break;
-        case 5: ok = f_i32_nonneg(r, &f, "num_children", &e->num_children); break;
-        case 6: ok = f_i32(r, &f, "converted_type", &e->converted_type); break;
-        case 7: ok = f_i32(r, &f, "scale", &e->scale); break;
-        case 8: ok = f_i32(r, &f, "precision", &e->precision); break;
-        case 9: ok = f_i32(r, &f, "field_id", &e->field_id); e->has_field_id = ok; break;
-        case 10:
-            tc_path_push(r, "logicalType", -1);
-            ok = tc_field_expect(r, &f, TC_STRUCT) && parse_logical_type(r, &e->logical);
-            tc_path_pop(r);
-            break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-        seen |= field_bit(&f);
-    }
-    static const char *const names[] = {NULL, NULL, NULL, NULL, "name"};
-    if (!struct_done(r, seen, BIT(4), names, start))
+    s.e.name = pm_alloc(d, (size_t)s.name.len + 1, 1);
+    if (!s.e.name)
         return false;
-    e->name = pm_alloc(d, (size_t)name.len + 1, 1);
-    if (!e->name)
-        return false;
-    if (name.len)
-        memcpy(e->name, name.ptr, name.len);
-    e->name_len = name.len;
+    if (s.name.len)
+        memcpy(s.e.name, s.name.ptr, s.name.len);
+    s.e.name_len = s.name.len;
+    *(pq_schema_element *)elem = s.e;
     return true;
 }
 
@@ -255,9 +203,10 @@ bool pqm_schema_element(pm *d, pq_schema_element *e)
  * leaves, their dotted paths and max levels. */
 #define PQ_MAX_PATH_BYTES (64u << 20)
 
-bool pqm_resolve_leaves(pm *d, pq_file_meta *m)
+bool pqm_resolve_leaves(pm *d)
 {
     tc_reader *r = &d->r;
+    pq_file_meta *m = d->m;
     const size_t at = r->pos;
     if (m->n_schema == 0)
         return tc_fail_at(r, TC_E_INVALID, at, "schema list is empty (no root element)");

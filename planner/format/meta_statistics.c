@@ -3,50 +3,35 @@
 
 #include <string.h>
 
-bool pqm_statistics(tc_reader *r, pq_statistics *s)
+/* Every field is optional; has_<member> says that it was read. */
+#define STAT(m) PQM_AT(pq_statistics, m), PQM_HAS(pq_statistics, has_##m)
+static const pqm_field statistics_fields[] = {
+    {1, PQM_BYTES, "max", STAT(max)},
+    {2, PQM_BYTES, "min", STAT(min)},
+    {3, PQM_I64, "null_count", STAT(null_count)},
+    {4, PQM_I64, "distinct_count", STAT(distinct_count)},
+    {5, PQM_BYTES, "max_value", STAT(max_value)},
+    {6, PQM_BYTES, "min_value", STAT(min_value)},
+    {7, PQM_BOOL, "is_max_value_exact", STAT(is_max_value_exact)},
+    {8, PQM_BOOL, "is_min_value_exact", STAT(is_min_value_exact)},
+    {9, PQM_I64, "nan_count", STAT(nan_count)},
+};
+static const pqm_table statistics_table = PQM_TABLE(statistics_fields);
+
+bool pqm_statistics(pm *d, pq_statistics *s)
 {
     memset(s, 0, sizeof *s);
-    if (!tc_struct_begin(r))
-        return false;
-    int16_t last = 0;
-    tc_field f;
-    while (tc_next_field(r, &last, &f)) {
-        bool ok;
-        switch (f.id) {
-        case 1: ok = f_bytes(r, &f, "max", &s->max); s->has_max = ok; break;
-        case 2: ok = f_bytes(r, &f, "min", &s->min); s->has_min = ok; break;
-        case 3: ok = f_i64(r, &f, "null_count", &s->null_count); s->has_null_count = ok; break;
-        case 4:
-            ok = f_i64(r, &f, "distinct_count", &s->distinct_count);
-            s->has_distinct_count = ok;
-            break;
-        case 5: ok = f_bytes(r, &f, "max_value", &s->max_value); s->has_max_value = ok; break;
-        case 6: ok = f_bytes(r, &f, "min_value", &s->min_value); s->has_min_value = ok; break;
-        case 7:
-            ok = f_bool(r, &f, "is_max_value_exact", &s->is_max_value_exact);
-            s->has_is_max_value_exact = ok;
-            break;
-        case 8:
-            ok = f_bool(r, &f, "is_min_value_exact", &s->is_min_value_exact);
-            s->has_is_min_value_exact = ok;
-            break;
-        case 9: ok = f_i64(r, &f, "nan_count", &s->nan_count); s->has_nan_count = ok; break;
-        default: ok = f_skip(r, &f); break;
-        }
-        if (!ok)
-            return false;
-    }
-    return struct_close(r);
+    return pqm_struct(d, &statistics_table, s);
 }
 
 tc_status pq_statistics_parse(const uint8_t *buf, size_t len, pq_statistics *out,
                               size_t *consumed, tc_error *err)
 {
-    tc_reader r;
-    meta_reader_init(&r, buf, len, "Statistics");
-    if (!pqm_statistics(&r, out))
-        return meta_reader_error(&r, err);
+    pm d = {0};
+    meta_reader_init(&d.r, buf, len, "Statistics");
+    if (!pqm_statistics(&d, out))
+        return meta_reader_error(&d.r, err);
     if (consumed)
-        *consumed = r.pos;
+        *consumed = d.r.pos;
     return TC_OK;
 }

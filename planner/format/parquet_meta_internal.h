@@ -1,7 +1,8 @@
 /* The toolkit every metadata decoder of planner/format/ shares (FileMetaData,
  * schema, statistics, page index, page headers): the decoding state with its
- * arena, and named field readers that put the field name on the error path
- * ("row_groups[2].columns[0].meta_data.total_compressed_size: ..."), check
+ * arena, and structs read by a table of their fields, one loop for all, that
+ * puts each field's name on the error path
+ * ("row_groups[2].columns[0].meta_data.total_compressed_size: ...") and checks
  * ranges, required fields and list element types. Private to planner/format/. */
 #ifndef SIEVE_PARQUET_META_INTERNAL_H
 #define SIEVE_PARQUET_META_INTERNAL_H
@@ -22,11 +23,14 @@ void *pqm_arena_alloc(struct pq_arena *a, size_t size);
 
 typedef struct {
     tc_reader r;
-    struct pq_arena *a; /* NULL when decoding without an arena (page headers) */
+    struct pq_arena *a; /* NULL: decoding without an arena (page index, page headers) */
+    pq_file_meta *m;    /* the FileMetaData being decoded (meta_file.c); NULL otherwise */
+    uint64_t data_end;  /* where column chunks must end (pq_file_meta_parse); 0: unchecked */
 } pm;
 
-/* n elements of size bytes from the arena; fails the reader (TC_E_NOMEM)
- * on overflow or past the cap. */
+/* n zeroed elements of size bytes from the arena; fails the reader
+ * (TC_E_NOMEM) on overflow or past the cap. Without an arena they are
+ * calloc'd, for the caller to free. */
 void *pm_alloc(pm *d, size_t n, size_t size);
 
 /* A reader for one standalone struct of parquet.thrift: strings up to
@@ -47,14 +51,100 @@ static inline tc_status meta_reader_error(const tc_reader *r, tc_error *err)
     return (tc_status)r->err.code;
 }
 
+/* ---------------- structs read by a table of their fields (meta_fields.c) ---------------- */
+
+/* How a field is read. Scalars go through the named readers below. */
+typedef enum {
+    PQM_I8,
+    PQM_I16,
+    PQM_I32,
+    PQM_I64,
+    PQM_BOOL,
+    PQM_BYTES,
+    PQM_I32_NONNEG,
+    PQM_I64_NONNEG,
+    PQM_ENUM,   /* i32 in [0, max] */
+    PQM_STATS,  /* a Statistics struct (pqm_statistics: a repeated copy replaces the first) */
+    PQM_STRUCT, /* a struct whose fields (sub) land in the same C struct */
+    PQM_LIST,   /* a list into a fresh array (list) and its count */
+    PQM_SKIP,   /* skipped: only has says that it was there */
+    PQM_CALL,   /* read by call */
+} pqm_kind;
+
+typedef struct pqm_field pqm_field;
+typedef struct pqm_list pqm_list;
+
+/* The fields of one thrift struct that are decoded; the others are skipped. */
+typedef struct {
+    const pqm_field *fields;
+    size_t n;
+} pqm_table;
+
+#define PQM_TABLE(fields) {fields, sizeof fields / sizeof fields[0]}
+
+struct pqm_field {
+    int16_t id;
+    uint8_t kind;     /* pqm_kind */
+    const char *name; /* the thrift name: on the error path and in "missing required field" */
+    bool required;
+    size_t at;        /* offsetof the value in the C struct (PQM_LIST: of the array) */
+    size_t has;       /* 0, or 1 + offsetof a bool set when the field is read (read_field) */
+    int32_t max;      /* PQM_ENUM: the largest valid value */
+    const pqm_table *sub; /* PQM_STRUCT */
+    const pqm_list *list; /* PQM_LIST (and PQM_CALL fields that read one with pqm_list_read) */
+    size_t count_at;      /* PQM_LIST: offsetof the uint32_t element count */
+    bool (*call)(pm *d, const pqm_field *fd, const tc_field *f, void *obj); /* PQM_CALL */
+};
+
+/* Row parts: the value at member m of T, whether it is required, where its
+ * has_ flag is, and a list with its count. */
+#define PQM_AT(T, m) .at = offsetof(T, m)
+#define PQM_REQ .required = true
+#define PQM_HAS(T, m) .has = 1 + offsetof(T, m)
+#define PQM_LIST_AT(T, arr, count) .at = offsetof(T, arr), .count_at = offsetof(T, count)
+
+struct pqm_list {
+    uint8_t elem;     /* wire type: TC_STRUCT, TC_BINARY (pq_bytes), TC_I64 (int64_t, written
+                         with any integer width), TC_BOOL_TRUE (bool) */
+    size_t size;      /* bytes per element */
+    uint32_t max;     /* 0: only the bytes left limit the count */
+    const char *what; /* the elements, in the limit and type messages; NULL: the field name */
+    bool once;        /* a second copy of the field is invalid ("<name> listed twice") */
+    bool (*count)(pm *d, uint32_t n, size_t at); /* NULL, or checks the count (list at at) */
+    const pqm_table *sub;                        /* TC_STRUCT: the elements' fields, or */
+    bool (*read)(pm *d, void *elem, uint32_t i); /* TC_STRUCT: reads element i */
+};
+
+/* Scalar lists. */
+extern const pqm_list pqm_bytes_list, pqm_i64_list, pqm_bool_list;
+
+/* Read the struct at the reader into obj; *seen gets the bit of every field
+ * read. Checks across fields may follow: a failure after the struct is
+ * closed reads the same. */
+bool pqm_read(pm *d, const pqm_table *t, void *obj, uint32_t *seen);
+/* The lowest required field of t not in seen fails the reader (TC_E_MISSING
+ * at struct_start). */
+bool pqm_required(tc_reader *r, const pqm_table *t, uint32_t seen, size_t struct_start);
+/* pqm_read, then pqm_required. */
+bool pqm_struct(pm *d, const pqm_table *t, void *obj);
+/* The list field fd of obj: its name on the path, elements (structs with
+ * their index on the path) into a fresh array from pm_alloc (a malloc'd one
+ * replaces and frees the array of an earlier copy), then the count. */
+bool pqm_list_read(pm *d, const pqm_field *fd, const tc_field *f, void *obj);
+
+/* The id of the member of a union of empty structs (TimeUnit, ColumnOrder)
+ * among ids 1..max_id, 0 when none. The last one wins, unless twice (e.g.
+ * "TimeUnit union has two members") is not NULL: then a second one fails. */
+bool pqm_union_member(pm *d, int16_t max_id, const char *twice, int16_t *out);
+
 /* ---------------- parts of FileMetaData ---------------- */
 
 /* Statistics struct at the reader (meta_statistics.c). */
-bool pqm_statistics(tc_reader *r, pq_statistics *s);
+bool pqm_statistics(pm *d, pq_statistics *s);
 /* One SchemaElement (meta_schema.c). */
-bool pqm_schema_element(pm *d, pq_schema_element *e);
-/* m->schema, walked depth-first, into m->leaves: paths and levels (meta_schema.c). */
-bool pqm_resolve_leaves(pm *d, pq_file_meta *m);
+bool pqm_schema_element(pm *d, void *elem, uint32_t i);
+/* d->m->schema, walked depth-first, into d->m->leaves: paths and levels (meta_schema.c). */
+bool pqm_resolve_leaves(pm *d);
 
 /* ---------------- named field readers ---------------- */
 
@@ -67,142 +157,11 @@ bool pqm_resolve_leaves(pm *d, pq_file_meta *m);
         tc_path_pop(r);                                                              \
         return ok;                                                                   \
     }
-PQM_NAMED_FIELD(f_i8, int8_t, tc_field_i8)
-PQM_NAMED_FIELD(f_i16, int16_t, tc_field_i16)
 PQM_NAMED_FIELD(f_i32, int32_t, tc_field_i32)
-PQM_NAMED_FIELD(f_i64, int64_t, tc_field_i64)
 PQM_NAMED_FIELD(f_bool, bool, tc_field_bool)
 #undef PQM_NAMED_FIELD
 
-static inline bool f_bytes(tc_reader *r, const tc_field *f, const char *name, pq_bytes *out)
-{
-    tc_path_push(r, name, -1);
-    const uint8_t *p;
-    uint32_t n;
-    const bool ok = tc_field_binary(r, f, &p, &n);
-    tc_path_pop(r);
-    if (ok) {
-        out->ptr = p;
-        out->len = n;
-    }
-    return ok;
-}
-
-/* An i32 enum field whose value must lie in [0, max]. */
-static inline bool f_enum(tc_reader *r, const tc_field *f, const char *name, int32_t max,
-                          int32_t *out)
-{
-    tc_path_push(r, name, -1);
-    const size_t at = r->pos;
-    bool ok = tc_field_i32(r, f, out);
-    if (ok && (*out < 0 || *out > max))
-        ok = tc_fail_at(r, TC_E_RANGE, at, "value %d is not a valid %s (0..%d)", (int)*out, name,
-                        (int)max);
-    tc_path_pop(r);
-    return ok;
-}
-
-/* Non-negative integer fields. */
-static inline bool f_i32_nonneg(tc_reader *r, const tc_field *f, const char *name, int32_t *out)
-{
-    tc_path_push(r, name, -1);
-    const size_t at = r->pos;
-    bool ok = tc_field_i32(r, f, out);
-    if (ok && *out < 0)
-        ok = tc_fail_at(r, TC_E_RANGE, at, "negative value %d", (int)*out);
-    tc_path_pop(r);
-    return ok;
-}
-
-static inline bool f_i64_nonneg(tc_reader *r, const tc_field *f, const char *name, int64_t *out)
-{
-    tc_path_push(r, name, -1);
-    const size_t at = r->pos;
-    bool ok = tc_field_i64(r, f, out);
-    if (ok && *out < 0)
-        ok = tc_fail_at(r, TC_E_RANGE, at, "negative value %lld", (long long)*out);
-    tc_path_pop(r);
-    return ok;
-}
-
-static inline bool f_skip(tc_reader *r, const tc_field *f)
-{
-    return tc_skip_field(r, f);
-}
-
 #define BIT(id) (1u << (id))
-
-/* After a struct's stop field: every id in `need` must be in `seen`. */
-static inline bool require(tc_reader *r, uint32_t seen, uint32_t need, const char *const *names,
-                           size_t struct_start)
-{
-    const uint32_t missing = need & ~seen;
-    if (!missing)
-        return true;
-    int id = 0;
-    while (!(missing & BIT(id)))
-        id++;
-    return tc_fail_at(r, TC_E_MISSING, struct_start, "missing required field %s (id %d)",
-                      names[id] ? names[id] : "?", id);
-}
-
-/* The bit of a field id in a struct's `seen` mask (ids 1..31 are tracked). */
-static inline uint32_t field_bit(const tc_field *f)
-{
-    return f->id > 0 && f->id < 32 ? BIT(f->id) : 0;
-}
-
-/* After a struct's stop field: close it unless the reader failed. */
-static inline bool struct_close(tc_reader *r)
-{
-    if (r->failed)
-        return false;
-    tc_struct_end(r);
-    return true;
-}
-
-/* The same, once every id in `need` is in `seen` (require). */
-static inline bool struct_done(tc_reader *r, uint32_t seen, uint32_t need,
-                               const char *const *names, size_t struct_start)
-{
-    if (r->failed || !require(r, seen, need, names, struct_start))
-        return false;
-    tc_struct_end(r);
-    return true;
-}
-
-/* Open a list field, checking the wire type of the field and of the elements
- * and that the count does not exceed max (0: no extra limit). Integer lists
- * may be written with any integer width; *et gets the element type. */
-static inline bool list_open_t(tc_reader *r, const tc_field *f, uint8_t want_elem, uint32_t max,
-                               const char *what, uint32_t *count, uint8_t *et)
-{
-    if (r->failed)
-        return false;
-    if (f->type != TC_LIST && f->type != TC_SET)
-        return tc_fail_at(r, TC_E_TYPE, f->offset, "field %d has wire type %s, expected list",
-                          (int)f->id, tc_type_name(f->type));
-    const size_t at = r->pos;
-    if (!tc_list_begin(r, et, count))
-        return false;
-    if (*count > 0 && *et != want_elem) {
-        const bool int_ok = (want_elem == TC_I32 || want_elem == TC_I64) &&
-                            (*et == TC_I8 || *et == TC_I16 || *et == TC_I32 || *et == TC_I64);
-        if (!int_ok)
-            return tc_fail_at(r, TC_E_TYPE, at, "%s list has %s elements, expected %s", what,
-                              tc_type_name(*et), tc_type_name(want_elem));
-    }
-    if (max && *count > max)
-        return tc_fail_at(r, TC_E_LIMIT, at, "%u %s exceed the limit of %u", *count, what, max);
-    return true;
-}
-
-static inline bool list_open(tc_reader *r, const tc_field *f, uint8_t want_elem, uint32_t max,
-                             const char *what, uint32_t *count)
-{
-    uint8_t et;
-    return list_open_t(r, f, want_elem, max, what, count, &et);
-}
 
 /* One integer element of a list whose element type is et. */
 static inline bool elem_int(tc_reader *r, uint8_t et, int64_t *out)
@@ -217,12 +176,10 @@ static inline bool elem_int(tc_reader *r, uint8_t et, int64_t *out)
     return tc_read_i64(r, out);
 }
 
-static inline bool f_statistics(tc_reader *r, const tc_field *f, const char *name, pq_statistics *s)
-{
-    tc_path_push(r, name, -1);
-    const bool ok = tc_field_expect(r, f, TC_STRUCT) && pqm_statistics(r, s);
-    tc_path_pop(r);
-    return ok;
-}
+/* Open a list field, checking the wire type of the field and of the elements
+ * and that the count does not exceed max (0: no extra limit). Integer lists
+ * may be written with any integer width; *et gets the element type. */
+bool pqm_list_open(tc_reader *r, const tc_field *f, uint8_t want_elem, uint32_t max,
+                   const char *what, uint32_t *count, uint8_t *et);
 
 #endif

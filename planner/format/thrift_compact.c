@@ -448,7 +448,28 @@ bool tc_map_begin(tc_reader *r, uint8_t *key_type, uint8_t *val_type, uint32_t *
     return true;
 }
 
+bool tc_read_struct(tc_reader *r, tc_field_fn field, void *ctx)
+{
+    if (!tc_struct_begin(r))
+        return false;
+    int16_t last = 0;
+    tc_field f;
+    while (tc_next_field(r, &last, &f))
+        if (!field(r, &f, ctx))
+            return false;
+    if (r->failed)
+        return false;
+    tc_struct_end(r);
+    return true;
+}
+
 /* ---- skipping ---- */
+
+static bool skip_field(tc_reader *r, const tc_field *f, void *ctx)
+{
+    (void)ctx;
+    return tc_skip_field(r, f);
+}
 
 bool tc_skip(tc_reader *r, uint8_t type)
 {
@@ -512,19 +533,7 @@ bool tc_skip(tc_reader *r, uint8_t type)
         tc_container_end(r);
         return true;
     }
-    case TC_STRUCT: {
-        if (!tc_struct_begin(r))
-            return false;
-        int16_t last = 0;
-        tc_field f;
-        while (tc_next_field(r, &last, &f))
-            if (!tc_skip_field(r, &f))
-                return false;
-        if (r->failed)
-            return false;
-        tc_struct_end(r);
-        return true;
-    }
+    case TC_STRUCT: return tc_read_struct(r, skip_field, NULL);
     default:
         return tc_fail(r, TC_E_TYPE, "cannot skip a value of invalid type %u", type);
     }

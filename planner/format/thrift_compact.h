@@ -165,6 +165,11 @@ bool tc_struct_begin(tc_reader *r);
 void tc_struct_end(tc_reader *r);
 bool tc_next_field(tc_reader *r, int16_t *last_id, tc_field *f);
 
+/* A whole struct: field(r, f, ctx) for each field, which must consume the
+ * value (tc_skip_field one it does not want) and returns false on error. */
+typedef bool (*tc_field_fn)(tc_reader *r, const tc_field *f, void *ctx);
+bool tc_read_struct(tc_reader *r, tc_field_fn field, void *ctx);
+
 /* Containers. Counts are checked against the remaining bytes and the
  * element type; *elem_type is normalised (bools become TC_BOOL_TRUE).
  * Each begin must be paired with tc_container_end, which only undoes the
