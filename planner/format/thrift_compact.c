@@ -191,23 +191,19 @@ static bool read_zigzag_bounded(tc_reader *r, int64_t min, int64_t max, int64_t 
     return true;
 }
 
-bool tc_read_i16(tc_reader *r, int16_t *out)
-{
-    int64_t v = 0;
-    if (!read_zigzag_bounded(r, INT16_MIN, INT16_MAX, &v, "i16"))
-        return false;
-    *out = (int16_t)v;
-    return true;
-}
-
-bool tc_read_i32(tc_reader *r, int32_t *out)
-{
-    int64_t v = 0;
-    if (!read_zigzag_bounded(r, INT32_MIN, INT32_MAX, &v, "i32"))
-        return false;
-    *out = (int32_t)v;
-    return true;
-}
+/* i16 and i32: a zigzag varint that must fit. */
+#define TC_READ_ZIGZAG(bits)                                                             \
+    bool tc_read_i##bits(tc_reader *r, int##bits##_t *out)                               \
+    {                                                                                    \
+        int64_t v = 0;                                                                   \
+        if (!read_zigzag_bounded(r, INT##bits##_MIN, INT##bits##_MAX, &v, "i" #bits)) \
+            return false;                                                                \
+        *out = (int##bits##_t)v;                                                         \
+        return true;                                                                     \
+    }
+TC_READ_ZIGZAG(16)
+TC_READ_ZIGZAG(32)
+#undef TC_READ_ZIGZAG
 
 bool tc_read_i64(tc_reader *r, int64_t *out)
 {
@@ -320,18 +316,24 @@ void tc_container_end(tc_reader *r)
     leave(r);
 }
 
-bool tc_next_field(tc_reader *r, int16_t *last_id, tc_field *f)
+/* The header byte of a field or a list (id delta or count in the high
+ * nibble, type in the low one), or the key and value types of a map. */
+static bool read_nibbles(tc_reader *r, uint8_t *high, uint8_t *low)
 {
-    if (r->failed)
-        return false;
-    const size_t start = r->pos;
     uint8_t b = 0;
     if (!tc_read_byte(r, &b))
         return false;
-    if (b == 0)
-        return false; /* stop */
-    const uint8_t type = b & 0x0f;
-    const uint8_t delta = b >> 4;
+    *high = b >> 4;
+    *low = b & 0x0f;
+    return true;
+}
+
+bool tc_next_field(tc_reader *r, int16_t *last_id, tc_field *f)
+{
+    const size_t start = r->pos;
+    uint8_t delta, type;
+    if (!read_nibbles(r, &delta, &type) || (delta == 0 && type == 0))
+        return false; /* an error, or the stop field */
     if (type > TC_UUID)
         return tc_fail_at(r, TC_E_TYPE, start, "invalid field type %u", type);
     int32_t id;
@@ -387,14 +389,11 @@ static uint8_t norm_elem(uint8_t t)
 
 bool tc_list_begin(tc_reader *r, uint8_t *elem_type, uint32_t *count)
 {
-    if (r->failed)
-        return false;
     const size_t start = r->pos;
-    uint8_t b = 0;
-    if (!tc_read_byte(r, &b))
+    uint8_t high, t;
+    if (!read_nibbles(r, &high, &t))
         return false;
-    const uint8_t t = b & 0x0f;
-    uint64_t n = b >> 4;
+    uint64_t n = high;
     if (n == 15 && !tc_read_varint(r, &n))
         return false;
     const unsigned min = min_elem_size(t);
@@ -424,11 +423,8 @@ bool tc_map_begin(tc_reader *r, uint8_t *key_type, uint8_t *val_type, uint32_t *
         return false;
     uint8_t kt = 0, vt = 0;
     if (n > 0) {
-        uint8_t b = 0;
-        if (!tc_read_byte(r, &b))
+        if (!read_nibbles(r, &kt, &vt)) /* key type high, value type low */
             return false;
-        kt = b >> 4;
-        vt = b & 0x0f;
         const unsigned kmin = min_elem_size(kt), vmin = min_elem_size(vt);
         if (kmin == 0 || vmin == 0)
             return tc_fail_at(r, TC_E_TYPE, start, "invalid map key/value types %u/%u", kt, vt);
@@ -475,41 +471,27 @@ bool tc_skip(tc_reader *r, uint8_t type)
 {
     if (r->failed)
         return false;
+    /* Scalars are read into a scratch value and dropped. */
+    union {
+        bool b;
+        uint8_t u8;
+        int16_t i16;
+        int32_t i32;
+        uint64_t u64;
+        double d;
+        const uint8_t *p;
+    } x;
+    uint32_t len;
     switch (type) {
     case TC_BOOL_TRUE:
-    case TC_BOOL_FALSE: {
-        bool b;
-        return tc_read_bool_elem(r, &b);
-    }
-    case TC_I8: {
-        uint8_t b = 0;
-        return tc_read_byte(r, &b);
-    }
-    case TC_I16: {
-        int16_t v = 0;
-        return tc_read_i16(r, &v);
-    }
-    case TC_I32: {
-        int32_t v = 0;
-        return tc_read_i32(r, &v);
-    }
-    case TC_I64: {
-        uint64_t v = 0;
-        return tc_read_varint(r, &v);
-    }
-    case TC_DOUBLE: {
-        double d;
-        return tc_read_double(r, &d);
-    }
-    case TC_BINARY: {
-        const uint8_t *p;
-        uint32_t n;
-        return tc_read_binary(r, &p, &n);
-    }
-    case TC_UUID: {
-        const uint8_t *p;
-        return tc_read_uuid(r, &p);
-    }
+    case TC_BOOL_FALSE: return tc_read_bool_elem(r, &x.b);
+    case TC_I8: return tc_read_byte(r, &x.u8);
+    case TC_I16: return tc_read_i16(r, &x.i16);
+    case TC_I32: return tc_read_i32(r, &x.i32);
+    case TC_I64: return tc_read_varint(r, &x.u64);
+    case TC_DOUBLE: return tc_read_double(r, &x.d);
+    case TC_BINARY: return tc_read_binary(r, &x.p, &len);
+    case TC_UUID: return tc_read_uuid(r, &x.p);
     case TC_LIST:
     case TC_SET: {
         uint8_t et;
@@ -604,32 +586,20 @@ static bool field_int(tc_reader *r, const tc_field *f, int64_t min, int64_t max,
     return true;
 }
 
-bool tc_field_i8(tc_reader *r, const tc_field *f, int8_t *out)
-{
-    int64_t v = 0;
-    if (!field_int(r, f, INT8_MIN, INT8_MAX, &v, "i8"))
-        return false;
-    *out = (int8_t)v;
-    return true;
-}
-
-bool tc_field_i16(tc_reader *r, const tc_field *f, int16_t *out)
-{
-    int64_t v = 0;
-    if (!field_int(r, f, INT16_MIN, INT16_MAX, &v, "i16"))
-        return false;
-    *out = (int16_t)v;
-    return true;
-}
-
-bool tc_field_i32(tc_reader *r, const tc_field *f, int32_t *out)
-{
-    int64_t v = 0;
-    if (!field_int(r, f, INT32_MIN, INT32_MAX, &v, "i32"))
-        return false;
-    *out = (int32_t)v;
-    return true;
-}
+/* The narrower integer fields: any integer wire type whose value fits. */
+#define TC_FIELD_INT(bits)                                                              \
+    bool tc_field_i##bits(tc_reader *r, const tc_field *f, int##bits##_t *out)          \
+    {                                                                                   \
+        int64_t v = 0;                                                                  \
+        if (!field_int(r, f, INT##bits##_MIN, INT##bits##_MAX, &v, "i" #bits))          \
+            return false;                                                               \
+        *out = (int##bits##_t)v;                                                        \
+        return true;                                                                    \
+    }
+TC_FIELD_INT(8)
+TC_FIELD_INT(16)
+TC_FIELD_INT(32)
+#undef TC_FIELD_INT
 
 bool tc_field_i64(tc_reader *r, const tc_field *f, int64_t *out)
 {
