@@ -4,6 +4,7 @@
 #include "decode_internal.h"
 
 #include "rle_hybrid.h"
+#include "sv_name.h"
 
 #include <stdlib.h>
 
@@ -87,27 +88,21 @@ void pq_dictionary_free(pq_dictionary *d)
 
 const char *pqd_encoding_name(int e)
 {
-    switch (e) {
-    case PQ_ENC_PLAIN: return "PLAIN";
-    case PQ_ENC_PLAIN_DICTIONARY: return "PLAIN_DICTIONARY";
-    case PQ_ENC_RLE: return "RLE";
-    case PQ_ENC_BIT_PACKED: return "BIT_PACKED";
-    case PQ_ENC_DELTA_BINARY_PACKED: return "DELTA_BINARY_PACKED";
-    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY: return "DELTA_LENGTH_BYTE_ARRAY";
-    case PQ_ENC_DELTA_BYTE_ARRAY: return "DELTA_BYTE_ARRAY";
-    case PQ_ENC_RLE_DICTIONARY: return "RLE_DICTIONARY";
-    case PQ_ENC_BYTE_STREAM_SPLIT: return "BYTE_STREAM_SPLIT";
-    case 10: return "ALP";
-    }
-    return "unknown";
+    static const char *const names[] = {
+        [PQ_ENC_PLAIN] = "PLAIN", [PQ_ENC_PLAIN_DICTIONARY] = "PLAIN_DICTIONARY",
+        [PQ_ENC_RLE] = "RLE", [PQ_ENC_BIT_PACKED] = "BIT_PACKED",
+        [PQ_ENC_DELTA_BINARY_PACKED] = "DELTA_BINARY_PACKED",
+        [PQ_ENC_DELTA_LENGTH_BYTE_ARRAY] = "DELTA_LENGTH_BYTE_ARRAY",
+        [PQ_ENC_DELTA_BYTE_ARRAY] = "DELTA_BYTE_ARRAY", [PQ_ENC_RLE_DICTIONARY] = "RLE_DICTIONARY",
+        [PQ_ENC_BYTE_STREAM_SPLIT] = "BYTE_STREAM_SPLIT", [10] = "ALP",
+    };
+    return SV_NAME(names, e, "unknown");
 }
 
+/* The format's names; "unknown" for any other value. */
 const char *pqd_type_name(int t)
 {
-    static const char *const names[] = {"BOOLEAN", "INT32",      "INT64",
-                                        "INT96",   "FLOAT",      "DOUBLE",
-                                        "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
-    return t >= 0 && t <= 7 ? names[t] : "unknown";
+    return t >= PQ_BOOLEAN && t <= PQ_FIXED_LEN_BYTE_ARRAY ? pq_physical_type_name(t) : "unknown";
 }
 
 pqd_status pqd_nomem(pqd_error *err, const char *what, size_t n)

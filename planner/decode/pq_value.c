@@ -1,6 +1,8 @@
 /* Comparable logical values; see pq_value.h. */
 #include "pq_value.h"
 
+#include "sv_name.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,18 +16,12 @@ typedef unsigned __int128 pq_u128;
 
 const char *pqv_kind_name(pqv_kind k)
 {
-    switch (k) {
-    case PQV_BOOL: return "BOOL";
-    case PQV_INT: return "INT";
-    case PQV_UINT: return "UINT";
-    case PQV_FLOAT: return "FLOAT";
-    case PQV_DECIMAL: return "DECIMAL";
-    case PQV_DATE: return "DATE";
-    case PQV_TIME: return "TIME";
-    case PQV_TIMESTAMP: return "TIMESTAMP";
-    case PQV_BYTES: return "BYTES";
-    }
-    return "unknown";
+    static const char *const names[] = {
+        [PQV_BOOL] = "BOOL", [PQV_INT] = "INT", [PQV_UINT] = "UINT", [PQV_FLOAT] = "FLOAT",
+        [PQV_DECIMAL] = "DECIMAL", [PQV_DATE] = "DATE", [PQV_TIME] = "TIME",
+        [PQV_TIMESTAMP] = "TIMESTAMP", [PQV_BYTES] = "BYTES",
+    };
+    return SV_NAME(names, k, "unknown");
 }
 
 /* ---------------- type resolution ---------------- */

@@ -2,6 +2,7 @@
 #include "page_map.h"
 
 #include "sv_grow.h"
+#include "sv_name.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,24 +10,17 @@
 
 const char *pq_elig_reason(pq_elig e)
 {
-    switch (e) {
-    case PQ_ELIG_OK: return "eligible";
-    case PQ_ELIG_NOT_DATA_PAGE: return "not_data_page";
-    case PQ_ELIG_NESTED: return "nested";
-    case PQ_ELIG_NO_OFFSET_INDEX: return "no_offset_index";
-    case PQ_ELIG_NO_HEADER: return "no_header";
-    case PQ_ELIG_V2_PAGE: return "v2_page";
-    case PQ_ELIG_DICTIONARY: return "dictionary";
-    case PQ_ELIG_BOOLEAN: return "boolean";
-    case PQ_ELIG_BYTE_ARRAY_PLAIN: return "byte_array_plain";
-    case PQ_ELIG_ENCODING: return "encoding";
-    case PQ_ELIG_COMPRESSED: return "compressed";
-    case PQ_ELIG_ZSTD_UNCHECKED: return "zstd_unchecked";
-    case PQ_ELIG_ZSTD_FRAME: return "zstd_frame";
-    case PQ_ELIG_ZSTD_COMPRESSED_BLOCKS: return "zstd_compressed_blocks";
-    case PQ_ELIG_CRC: return "crc";
-    }
-    return "unknown";
+    static const char *const names[] = {
+        [PQ_ELIG_OK] = "eligible", [PQ_ELIG_NOT_DATA_PAGE] = "not_data_page",
+        [PQ_ELIG_NESTED] = "nested", [PQ_ELIG_NO_OFFSET_INDEX] = "no_offset_index",
+        [PQ_ELIG_NO_HEADER] = "no_header", [PQ_ELIG_V2_PAGE] = "v2_page",
+        [PQ_ELIG_DICTIONARY] = "dictionary", [PQ_ELIG_BOOLEAN] = "boolean",
+        [PQ_ELIG_BYTE_ARRAY_PLAIN] = "byte_array_plain", [PQ_ELIG_ENCODING] = "encoding",
+        [PQ_ELIG_COMPRESSED] = "compressed", [PQ_ELIG_ZSTD_UNCHECKED] = "zstd_unchecked",
+        [PQ_ELIG_ZSTD_FRAME] = "zstd_frame",
+        [PQ_ELIG_ZSTD_COMPRESSED_BLOCKS] = "zstd_compressed_blocks", [PQ_ELIG_CRC] = "crc",
+    };
+    return SV_NAME(names, e, "unknown");
 }
 
 pq_column_ctx pq_column_ctx_of(const pq_file_meta *m, uint32_t rg, uint32_t col)

@@ -1,32 +1,23 @@
 /* Thrift compact-protocol reader; see thrift_compact.h. */
 #include "thrift_compact.h"
 
+#include "sv_name.h"
+
 #include <stdio.h>
 #include <string.h>
 
 const char *tc_status_name(tc_status s)
 {
-    switch (s) {
-    case TC_OK: return "ok";
-    case TC_E_TRUNCATED: return "truncated";
-    case TC_E_VARINT: return "bad_varint";
-    case TC_E_TYPE: return "bad_type";
-    case TC_E_FIELD_ID: return "bad_field_id";
-    case TC_E_LENGTH: return "bad_length";
-    case TC_E_COUNT: return "bad_count";
-    case TC_E_DEPTH: return "too_deep";
-    case TC_E_BUDGET: return "budget_exhausted";
-    case TC_E_MISSING: return "missing_field";
-    case TC_E_RANGE: return "out_of_range";
-    case TC_E_LIMIT: return "limit_exceeded";
-    case TC_E_MAGIC: return "bad_magic";
-    case TC_E_ENCRYPTED: return "encrypted";
-    case TC_E_NEED_MORE: return "need_more";
-    case TC_E_NOMEM: return "no_memory";
-    case TC_E_INVALID: return "invalid";
-    case TC_E_MISMATCH: return "mismatch";
-    }
-    return "unknown";
+    static const char *const names[] = {
+        [TC_OK] = "ok", [TC_E_TRUNCATED] = "truncated", [TC_E_VARINT] = "bad_varint",
+        [TC_E_TYPE] = "bad_type", [TC_E_FIELD_ID] = "bad_field_id", [TC_E_LENGTH] = "bad_length",
+        [TC_E_COUNT] = "bad_count", [TC_E_DEPTH] = "too_deep", [TC_E_BUDGET] = "budget_exhausted",
+        [TC_E_MISSING] = "missing_field", [TC_E_RANGE] = "out_of_range",
+        [TC_E_LIMIT] = "limit_exceeded", [TC_E_MAGIC] = "bad_magic", [TC_E_ENCRYPTED] = "encrypted",
+        [TC_E_NEED_MORE] = "need_more", [TC_E_NOMEM] = "no_memory", [TC_E_INVALID] = "invalid",
+        [TC_E_MISMATCH] = "mismatch",
+    };
+    return SV_NAME(names, s, "unknown");
 }
 
 const char *tc_type_name(int t)
@@ -34,9 +25,7 @@ const char *tc_type_name(int t)
     static const char *const names[] = {"stop",   "bool",   "bool", "i8",   "i16",
                                         "i32",    "i64",    "double", "binary", "list",
                                         "set",    "map",    "struct", "uuid"};
-    if (t >= 0 && t < (int)(sizeof names / sizeof names[0]))
-        return names[t];
-    return "invalid";
+    return SV_NAME(names, t, "invalid");
 }
 
 void tc_reader_init(tc_reader *r, const void *buf, size_t len)

@@ -1,21 +1,19 @@
 /* The predicate's status names and error helpers; see predicate.h. */
 #include "predicate_internal.h"
 
+#include "sv_name.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 
 const char *pred_status_name(pred_status s)
 {
-    switch (s) {
-    case PRED_OK: return "ok";
-    case PRED_E_SYNTAX: return "syntax";
-    case PRED_E_COLUMN: return "column";
-    case PRED_E_TYPE: return "type";
-    case PRED_E_LIMIT: return "limit";
-    case PRED_E_NOMEM: return "nomem";
-    case PRED_E_INVALID: return "invalid";
-    }
-    return "unknown";
+    static const char *const names[] = {
+        [PRED_OK] = "ok", [PRED_E_SYNTAX] = "syntax", [PRED_E_COLUMN] = "column",
+        [PRED_E_TYPE] = "type", [PRED_E_LIMIT] = "limit", [PRED_E_NOMEM] = "nomem",
+        [PRED_E_INVALID] = "invalid",
+    };
+    return SV_NAME(names, s, "unknown");
 }
 
 pred_status pred_fail_at(pred_error *err, pred_status s, size_t pos, const char *fmt, ...)
