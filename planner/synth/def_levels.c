@@ -124,3 +124,18 @@ st pp_levels_read(plan *p, const stream *s)
     const st ls = levels_fetch(p, s);
     return ls != ST_OK ? ls : levels_scan(p);
 }
+
+st pp_values_open(plan *p, bool zstd, st *walk, uint64_t *V)
+{
+    stream *s = &p->s;
+    pp_values_section(p, zstd);
+    *walk = pp_stream_walk(p, s);
+    if (*walk == ST_REAL)
+        return ST_REAL;
+    const st ls = pp_levels_read(p, s);
+    if (ls != ST_OK)
+        return ls;
+    p->expect_k = p->k;
+    *V = s->dlen - p->vstart;
+    return ST_OK;
+}

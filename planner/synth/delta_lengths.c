@@ -141,3 +141,24 @@ out:
         free(pre);
     return res;
 }
+
+st pp_delta_layout(plan *p, const stream *s, uint64_t d0, uint64_t V, uint64_t *end,
+                   uint64_t **pre_out)
+{
+    const st d = pp_delta_walk(p, s, d0, p->k, end);
+    if (d != ST_OK)
+        return d;
+    uint64_t *pre = NULL;
+    const st dl = pp_delta_lengths(p, s, d0, *end, &pre);
+    if (dl != ST_OK)
+        return dl;
+    const uint64_t lstream = *end - d0, data = pre[p->k];
+    if (lstream + data != V) {
+        free(pre);
+        return pp_contradiction(p, "layout: lengths %llu + data %llu bytes, values region %llu",
+                                (unsigned long long)lstream, (unsigned long long)data,
+                                (unsigned long long)V);
+    }
+    *pre_out = pre;
+    return ST_OK;
+}

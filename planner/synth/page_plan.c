@@ -11,27 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-st pp_real(plan *p, const char *fmt, ...)
+st pp_reason(plan *p, bool contradicts, const char *fmt, ...)
 {
-    if (p->out->outcome != PP_REAL) {
+    if (p->out->outcome != PP_REAL) { /* the first reason wins */
         va_list ap;
         va_start(ap, fmt);
         vsnprintf(p->out->reason, sizeof p->out->reason, fmt, ap);
         va_end(ap);
         p->out->outcome = PP_REAL;
-    }
-    return ST_REAL;
-}
-
-st pp_contradiction(plan *p, const char *fmt, ...)
-{
-    if (p->out->outcome != PP_REAL) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(p->out->reason, sizeof p->out->reason, fmt, ap);
-        va_end(ap);
-        p->out->outcome = PP_REAL;
-        p->out->contradicts_file = true;
+        p->out->contradicts_file = contradicts;
     }
     return ST_REAL;
 }

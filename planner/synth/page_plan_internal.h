@@ -214,11 +214,14 @@ typedef struct {
 } plan;
 
 /* Outcomes of the steps (page_plan.c): PP_REAL with a reason (the first
- * one given sticks), PP_REAL for lack of memory, and ranges to fetch. */
-st pp_real(plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* The same for a page whose bytes contradict the file's own metadata (reason
- * words "layout" and "verify"): worth telling the operator about. */
-st pp_contradiction(plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ * one given sticks), PP_REAL for lack of memory, and ranges to fetch.
+ * pp_contradiction is for a page whose bytes contradict the file's own
+ * metadata (reason words "layout" and "verify"): worth telling the operator
+ * about. */
+st pp_reason(plan *p, bool contradicts, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+#define pp_real(p, ...) pp_reason(p, false, __VA_ARGS__)
+#define pp_contradiction(p, ...) pp_reason(p, true, __VA_ARGS__)
 st pp_nomem(plan *p, const char *what);
 /* Ask for [off, off+len) (clipped to the page). */
 st pp_need(plan *p, uint64_t off, uint64_t len);
@@ -251,10 +254,20 @@ uint32_t pp_stream_prefix(const plan *p, const stream *s, uint64_t d, uint32_t m
  * and decode them: p->k non-null values, p->vr the value ranges of the
  * selected rows. OK once both are done. */
 st pp_levels_read(plan *p, const stream *s);
+/* The values section (pp_values_section), walked as far as its blocks are
+ * known, and its levels read: ST_OK with p->k, p->vstart and p->expect_k set
+ * and *V the bytes of the values region. *walk is the walk's own answer
+ * (ST_NEED while zstd blocks are still to be fetched). */
+st pp_values_open(plan *p, bool zstd, st *walk, uint64_t *V);
 /* Walk the DELTA_BINARY_PACKED lengths stream at d0 (count values) to its end. */
 st pp_delta_walk(plan *p, const stream *s, uint64_t d0, uint64_t count, uint64_t *end);
 /* Decode the lengths stream [d0, end) into prefix sums (*pre_out, malloc'd, k + 1). */
 st pp_delta_lengths(plan *p, const stream *s, uint64_t d0, uint64_t end, uint64_t **pre_out);
+/* DELTA_LENGTH_BYTE_ARRAY values at d0: the lengths walked to *end and
+ * decoded (pp_delta_lengths), which with the data they count must fill the
+ * V bytes of the values region. */
+st pp_delta_layout(plan *p, const stream *s, uint64_t d0, uint64_t V, uint64_t *end,
+                   uint64_t **pre_out);
 
 /* ---------------- values of an exact size (exact_values.c) ---------------- */
 

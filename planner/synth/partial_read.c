@@ -89,36 +89,22 @@ st pp_run_partial(plan *p)
         (p->compressed && p->in->col.codec != PQ_CODEC_ZSTD))
         return partial_all_null(p);
     stream *s = &p->s;
-    pp_values_section(p, p->compressed);
-    const uint64_t dlen = s->dlen;
-    st ws = pp_stream_walk(p, s);
-    if (ws == ST_REAL)
-        return ws;
-    const st ls = pp_levels_read(p, s);
-    if (ls != ST_OK)
-        return ls;
-    p->expect_k = p->k;
-    const uint64_t vs = p->vstart, V = dlen - vs;
+    st ws;
+    uint64_t V;
+    const st os = pp_values_open(p, p->compressed, &ws, &V);
+    if (os != ST_OK)
+        return os;
+    const uint64_t vs = p->vstart;
     const uint32_t w = p->width;
     uint64_t *pre = NULL, lstream = 0;
     if (p->enc == PQ_ENC_DELTA_LENGTH_BYTE_ARRAY) {
         if (ws != ST_OK)
             return ST_NEED; /* lengths are read through the walked blocks */
         uint64_t end;
-        const st d = pp_delta_walk(p, s, vs, p->k, &end);
-        if (d != ST_OK)
-            return d;
-        const st dl = pp_delta_lengths(p, s, vs, end, &pre);
+        const st dl = pp_delta_layout(p, s, vs, V, &end, &pre);
         if (dl != ST_OK)
             return dl;
         lstream = end - vs;
-        const uint64_t data = pre[p->k];
-        if (lstream + data != V) {
-            free(pre);
-            return pp_contradiction(p, "layout: lengths %llu + data %llu bytes, values region %llu",
-                           (unsigned long long)lstream, (unsigned long long)data,
-                           (unsigned long long)V);
-        }
     } else if (p->enc == PQ_ENC_PLAIN && p->in->col.type == PQ_BOOLEAN) {
         if (V != ((uint64_t)p->k + 7) / 8)
             return pp_contradiction(p, "layout: %llu bytes for %u booleans", (unsigned long long)V, p->k);

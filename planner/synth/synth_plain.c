@@ -36,32 +36,21 @@ st pp_run_synth_plain(plan *p)
 {
     stream *s = &p->s;
     p->rebuilt = true;
-    pp_values_section(p, false);
+    st ws; /* uncompressed: the walk is done at once (or contradicts the header) */
+    uint64_t V;
+    const st os = pp_values_open(p, false, &ws, &V);
+    if (os != ST_OK)
+        return os;
     const uint32_t sec = s->start;
-    const uint64_t dlen = s->dlen;
-    if (pp_stream_walk(p, s) != ST_OK)
-        return ST_REAL;
-    const st ls = pp_levels_read(p, s);
-    if (ls != ST_OK)
-        return ls;
-    p->expect_k = p->k;
-    const uint64_t vs = p->vstart, V = dlen - vs;
+    const uint64_t dlen = s->dlen, vs = p->vstart;
     const uint32_t lev_end = p->v2 ? p->hl + p->lv : sec + (uint32_t)vs;
     if (p->enc == PQ_ENC_DELTA_LENGTH_BYTE_ARRAY && p->in->col.type == PQ_BYTE_ARRAY) {
         /* Real lengths, zero data: every value keeps its length. */
         uint64_t end, *pre = NULL;
-        const st d = pp_delta_walk(p, s, vs, p->k, &end);
-        if (d != ST_OK)
-            return d;
-        const st dl = pp_delta_lengths(p, s, vs, end, &pre);
+        const st dl = pp_delta_layout(p, s, vs, V, &end, &pre);
         if (dl != ST_OK)
             return dl;
-        const uint64_t sum = pre[p->k];
         free(pre);
-        if (end - vs + sum != V)
-            return pp_contradiction(p, "layout: lengths %llu + data %llu bytes, values region %llu",
-                           (unsigned long long)(end - vs), (unsigned long long)sum,
-                           (unsigned long long)V);
         if (!pp_piece_header(p) || !pp_pieces_known(p, p->hl, lev_end) ||
             !pp_pieces_known(p, sec + (uint32_t)vs, sec + (uint32_t)end))
             return pp_nomem(p, "pieces");
