@@ -15,6 +15,7 @@ static inline const char *sv_name(const char *const *names, size_t n, long long 
     return v >= 0 && (unsigned long long)v < n && names[v] ? names[v] : fallback;
 }
 
-#define SV_NAME(names, v, fallback) sv_name(names, sizeof(names) / sizeof((names)[0]), (v), fallback)
+#define SV_NAME(names, v, fallback) \
+    sv_name(names, sizeof(names) / sizeof((names)[0]), (v), fallback)
 
 #endif

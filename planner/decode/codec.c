@@ -1,6 +1,7 @@
 /* Page decompression; see codec.h. */
 #include "codec.h"
 
+#include "parquet_meta.h"
 #include "parquet_types.h"
 
 #include <brotli/decode.h>
@@ -30,19 +31,10 @@ struct pq_codec_ctx {
 #define ZSTD_RATIO 32768u
 #define RATIO_SLACK 4096u
 
+/* The format's codec names; "unknown" (not "UNKNOWN") for any other value. */
 static const char *codec_name(int c)
 {
-    switch (c) {
-    case PQ_CODEC_UNCOMPRESSED: return "UNCOMPRESSED";
-    case PQ_CODEC_SNAPPY: return "SNAPPY";
-    case PQ_CODEC_GZIP: return "GZIP";
-    case PQ_CODEC_LZO: return "LZO";
-    case PQ_CODEC_BROTLI: return "BROTLI";
-    case PQ_CODEC_LZ4: return "LZ4";
-    case PQ_CODEC_ZSTD: return "ZSTD";
-    case PQ_CODEC_LZ4_RAW: return "LZ4_RAW";
-    }
-    return "unknown";
+    return c >= PQ_CODEC_UNCOMPRESSED && c <= PQ_CODEC_LZ4_RAW ? pq_codec_name(c) : "unknown";
 }
 
 pq_codec_ctx *pq_codec_ctx_new(void)

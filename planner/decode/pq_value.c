@@ -375,66 +375,47 @@ pqd_status pqv_from_dict(const pqv_type *t, const pq_dictionary *d, uint32_t i, 
 
 pqv pqv_bool(bool b)
 {
-    pqv v = {.kind = PQV_BOOL};
-    v.v.b = b;
-    return v;
+    return (pqv){.kind = PQV_BOOL, .v.b = b};
 }
 
 pqv pqv_int(int64_t i)
 {
-    pqv v = {.kind = PQV_INT};
-    v.v.i = i;
-    return v;
+    return (pqv){.kind = PQV_INT, .v.i = i};
 }
 
 pqv pqv_uint(uint64_t u)
 {
-    pqv v = {.kind = PQV_UINT};
-    v.v.u = u;
-    return v;
+    return (pqv){.kind = PQV_UINT, .v.u = u};
 }
 
 pqv pqv_double(double f)
 {
-    pqv v = {.kind = PQV_FLOAT};
-    v.v.f = f;
-    return v;
+    return (pqv){.kind = PQV_FLOAT, .v.f = f};
 }
 
 pqv pqv_decimal(pq_i128 unscaled, int32_t scale)
 {
-    pqv v = {.kind = PQV_DECIMAL, .scale = scale};
-    v.v.dec = unscaled;
-    return v;
+    return (pqv){.kind = PQV_DECIMAL, .scale = scale, .v.dec = unscaled};
 }
 
 pqv pqv_date(int32_t days)
 {
-    pqv v = {.kind = PQV_DATE};
-    v.v.i = days;
-    return v;
+    return (pqv){.kind = PQV_DATE, .v.i = days};
 }
 
 pqv pqv_time(int64_t t, pq_time_unit unit, bool adjusted_to_utc)
 {
-    pqv v = {.kind = PQV_TIME, .unit = unit, .adjusted_to_utc = adjusted_to_utc};
-    v.v.i = t;
-    return v;
+    return (pqv){.kind = PQV_TIME, .unit = unit, .adjusted_to_utc = adjusted_to_utc, .v.i = t};
 }
 
 pqv pqv_timestamp(int64_t t, pq_time_unit unit, bool adjusted_to_utc)
 {
-    pqv v = {.kind = PQV_TIMESTAMP, .unit = unit, .adjusted_to_utc = adjusted_to_utc};
-    v.v.i = t;
-    return v;
+    return (pqv){.kind = PQV_TIMESTAMP, .unit = unit, .adjusted_to_utc = adjusted_to_utc, .v.i = t};
 }
 
 pqv pqv_bytes(const void *p, uint32_t len)
 {
-    pqv v = {.kind = PQV_BYTES};
-    v.v.bytes.ptr = p;
-    v.v.bytes.len = len;
-    return v;
+    return (pqv){.kind = PQV_BYTES, .v.bytes = {p, len}};
 }
 
 pqv pqv_string(const char *s)

@@ -18,35 +18,18 @@ ALWAYS_INLINE uint64_t load64(const uint8_t *p)
     return v;
 }
 
-bool pq_read_uleb32(const uint8_t *buf, size_t len, size_t *pos, uint32_t *out)
-{
-    uint32_t v = 0;
-    size_t p = *pos;
-    for (unsigned i = 0; i < 5; i++) {
-        if (p >= len)
-            return false;
-        const uint8_t b = buf[p++];
-        if (i == 4 && b > 0x0f)
-            return false;
-        v |= (uint32_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *pos = p;
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
-bool pq_read_uleb64(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out)
+/* An unsigned LEB128 of at most n bytes, the last one at most last_max (so
+ * that the value fits its type). */
+ALWAYS_INLINE bool read_uleb(const uint8_t *buf, size_t len, size_t *pos, unsigned n,
+                             uint8_t last_max, uint64_t *out)
 {
     uint64_t v = 0;
     size_t p = *pos;
-    for (unsigned i = 0; i < 10; i++) {
+    for (unsigned i = 0; i < n; i++) {
         if (p >= len)
             return false;
         const uint8_t b = buf[p++];
-        if (i == 9 && b > 0x01)
+        if (i == n - 1 && b > last_max)
             return false;
         v |= (uint64_t)(b & 0x7f) << (7 * i);
         if (!(b & 0x80)) {
@@ -56,6 +39,20 @@ bool pq_read_uleb64(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out)
         }
     }
     return false;
+}
+
+bool pq_read_uleb32(const uint8_t *buf, size_t len, size_t *pos, uint32_t *out)
+{
+    uint64_t v;
+    if (!read_uleb(buf, len, pos, 5, 0x0f, &v))
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+bool pq_read_uleb64(const uint8_t *buf, size_t len, size_t *pos, uint64_t *out)
+{
+    return read_uleb(buf, len, pos, 10, 0x01, out);
 }
 
 unsigned pq_bit_width(uint64_t max_value)

@@ -408,6 +408,15 @@ static bool indices_below(const uint32_t *idx, size_t n, uint32_t count)
     return true;
 }
 
+/* o[i] = entry idx[i] of w bytes; inlined with a constant w, one load and
+ * one store per value. */
+static inline __attribute__((always_inline)) void gather(uint8_t *o, const uint8_t *s,
+                                                         const uint32_t *idx, size_t n, size_t w)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(o + i * w, s + (size_t)idx[i] * w, w);
+}
+
 /* Gather dictionary values by index (indices checked first for fixed-width
  * values, during the sizing pass for byte arrays). */
 static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t *idx)
@@ -456,20 +465,8 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
     if (!indices_below(idx, n, dict->count))
         return bad_index(c, idx, dict);
     switch (w) {
-    case 1: {
-        const uint8_t *s = dict->values;
-        uint8_t *o = dst;
-        for (size_t i = 0; i < n; i++)
-            o[i] = s[idx[i]];
-        break;
-    }
-    case 4: {
-        const uint32_t *s = dict->values;
-        uint32_t *o = dst;
-        for (size_t i = 0; i < n; i++)
-            o[i] = s[idx[i]];
-        break;
-    }
+    case 1: gather(dst, dict->values, idx, n, 1); break;
+    case 4: gather(dst, dict->values, idx, n, 4); break;
     case 8: {
         const uint64_t *s = dict->values;
         uint64_t *o = dst;
@@ -485,13 +482,7 @@ static pqd_status gather_dict(vctx *c, const pq_dictionary *dict, const uint32_t
             o[i] = s[idx[i]];
         break;
     }
-    default: {
-        const uint8_t *s = dict->values;
-        uint8_t *o = dst;
-        for (size_t i = 0; i < n; i++)
-            memcpy(o + i * w, s + (size_t)idx[i] * w, w);
-        break;
-    }
+    default: gather(dst, dict->values, idx, n, w); break;
     }
     c->out->values = dst;
     return PQD_OK;
