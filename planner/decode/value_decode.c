@@ -109,9 +109,6 @@ static pqd_status dec_plain(vctx *c)
 
 static pqd_status dec_rle_bool(vctx *c)
 {
-    if (c->col->type != PQ_BOOLEAN)
-        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "RLE values on a %s column",
-                       pqd_type_name(c->col->type));
     uint8_t *dst = pqd_buf_get(&c->d->values, c->n);
     if (!dst)
         return pqd_nomem(c->err, "RLE BOOLEAN", c->n);
@@ -136,9 +133,6 @@ static pqd_status dec_rle_bool(vctx *c)
 static pqd_status dec_delta_binary(vctx *c)
 {
     const pq_physical_type t = c->col->type;
-    if (t != PQ_INT32 && t != PQ_INT64)
-        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_BINARY_PACKED on a %s column",
-                       pqd_type_name(t));
     void *dst = pqd_buf_get(&c->d->values, c->n * c->width);
     if (!dst)
         return pqd_nomem(c->err, "DELTA_BINARY_PACKED", c->n * c->width);
@@ -177,9 +171,6 @@ static pqd_status lengths_to_offsets(uint32_t *offs, size_t n, uint64_t avail, c
 
 static pqd_status dec_delta_length(vctx *c)
 {
-    if (c->col->type != PQ_BYTE_ARRAY)
-        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_LENGTH_BYTE_ARRAY on a %s column",
-                       pqd_type_name(c->col->type));
     uint32_t *off = pqd_buf_get(&c->d->offsets, (c->n + 1) * sizeof *off);
     if (!off)
         return pqd_nomem(c->err, "DELTA_LENGTH_BYTE_ARRAY", (c->n + 1) * 4);
@@ -200,9 +191,6 @@ static pqd_status dec_delta_length(vctx *c)
 static pqd_status dec_delta_byte_array(vctx *c)
 {
     const pq_physical_type t = c->col->type;
-    if (t != PQ_BYTE_ARRAY && t != PQ_FIXED_LEN_BYTE_ARRAY)
-        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "DELTA_BYTE_ARRAY on a %s column",
-                       pqd_type_name(t));
     const size_t n = c->n;
     int32_t *pre = pqd_buf_get(&c->d->tmp1, n * 4);
     int32_t *suf = pqd_buf_get(&c->d->tmp2, n * 4);
@@ -345,11 +333,6 @@ static void bss_decode8(const uint8_t *v, size_t n, uint8_t *dst)
 
 static pqd_status dec_byte_stream_split(vctx *c)
 {
-    const pq_physical_type t = c->col->type;
-    if (t != PQ_FLOAT && t != PQ_DOUBLE && t != PQ_INT32 && t != PQ_INT64 &&
-        t != PQ_FIXED_LEN_BYTE_ARRAY)
-        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "BYTE_STREAM_SPLIT on a %s column",
-                       pqd_type_name(t));
     const size_t n = c->n, k = c->width;
     const uint64_t need = (uint64_t)n * k;
     if (need != c->vlen)
@@ -529,19 +512,45 @@ static pqd_status dec_dictionary(vctx *c, const pq_dictionary *dict)
     return PQD_OK;
 }
 
+#define TYPE(t) (1u << (t))
+#define ANY_TYPE 0xffu
+
+/* The values encodings besides the dictionary ones, and the physical types
+ * each applies to. */
+static const struct {
+    int enc;
+    const char *what; /* in "<what> on a <type> column" */
+    uint32_t types;   /* a bit per pq_physical_type */
+    pqd_status (*dec)(vctx *c);
+} value_decoders[] = {
+    {PQ_ENC_PLAIN, "PLAIN", ANY_TYPE, dec_plain},
+    {PQ_ENC_RLE, "RLE values", TYPE(PQ_BOOLEAN), dec_rle_bool},
+    {PQ_ENC_DELTA_BINARY_PACKED, "DELTA_BINARY_PACKED", TYPE(PQ_INT32) | TYPE(PQ_INT64),
+     dec_delta_binary},
+    {PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, "DELTA_LENGTH_BYTE_ARRAY", TYPE(PQ_BYTE_ARRAY),
+     dec_delta_length},
+    {PQ_ENC_DELTA_BYTE_ARRAY, "DELTA_BYTE_ARRAY", TYPE(PQ_BYTE_ARRAY) | TYPE(PQ_FIXED_LEN_BYTE_ARRAY),
+     dec_delta_byte_array},
+    {PQ_ENC_BYTE_STREAM_SPLIT, "BYTE_STREAM_SPLIT",
+     TYPE(PQ_FLOAT) | TYPE(PQ_DOUBLE) | TYPE(PQ_INT32) | TYPE(PQ_INT64) |
+         TYPE(PQ_FIXED_LEN_BYTE_ARRAY),
+     dec_byte_stream_split},
+};
+
 pqd_status pqd_decode_values(vctx *c, int enc, const pq_dictionary *dict)
 {
-    switch (enc) {
-    case PQ_ENC_PLAIN: return dec_plain(c);
-    case PQ_ENC_PLAIN_DICTIONARY:
-    case PQ_ENC_RLE_DICTIONARY: return dec_dictionary(c, dict);
-    case PQ_ENC_RLE: return dec_rle_bool(c);
-    case PQ_ENC_DELTA_BINARY_PACKED: return dec_delta_binary(c);
-    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY: return dec_delta_length(c);
-    case PQ_ENC_DELTA_BYTE_ARRAY: return dec_delta_byte_array(c);
-    case PQ_ENC_BYTE_STREAM_SPLIT: return dec_byte_stream_split(c);
-    default:
-        return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "unsupported values encoding %s (%d)",
-                       pqd_encoding_name(enc), enc);
+    if (enc == PQ_ENC_PLAIN_DICTIONARY || enc == PQ_ENC_RLE_DICTIONARY)
+        return dec_dictionary(c, dict);
+    for (size_t i = 0; i < sizeof value_decoders / sizeof value_decoders[0]; i++) {
+        if (value_decoders[i].enc != enc)
+            continue;
+        const pq_physical_type t = c->col->type;
+        const uint32_t types = value_decoders[i].types;
+        if (types != ANY_TYPE && ((unsigned)t >= 8 || !(types & TYPE(t))))
+            return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "%s on a %s column",
+                           value_decoders[i].what, pqd_type_name(t));
+        return value_decoders[i].dec(c);
     }
+    return sv_fail(c->err, PQD_E_UNSUPPORTED, 0, "unsupported values encoding %s (%d)",
+                   pqd_encoding_name(enc), enc);
 }
