@@ -339,38 +339,51 @@ pqd_status pqv_from_plain(const pqv_type *t, const uint8_t *p, size_t len, pqv *
     return sv_fail(err, PQD_E_INVALID, 0, "bad value kind %d", (int)t->kind);
 }
 
-pqd_status pqv_from_page(const pqv_type *t, const pq_page_values *pv, uint32_t i, pqv *out,
-                         pqd_error *err)
-{
-    if (i >= pv->num_non_null)
-        return sv_fail(err, PQD_E_RANGE, 0, "value %u of %u", i, pv->num_non_null);
-    if (pv->type != t->physical)
-        return sv_fail(err, PQD_E_INVALID, 0, "page of type %d for a column of type %d",
-                       (int)pv->type, (int)t->physical);
-    if (pv->type == PQ_BYTE_ARRAY) {
-        if (!pv->offsets)
-            return sv_fail(err, PQD_E_INVALID, 0, "page values not materialized");
-        const uint32_t a = pv->offsets[i], b = pv->offsets[i + 1];
-        return pqv_from_plain(t, pv->data + a, b - a, out, err);
-    }
-    if (!pv->values)
-        return sv_fail(err, PQD_E_INVALID, 0, "page values not materialized");
-    return pqv_from_plain(t, (const uint8_t *)pv->values + (size_t)i * pv->width, pv->width, out,
-                          err);
-}
+/* Decoded values, a page's or a dictionary's: entry and holder name them in
+ * errors ("value 3 of 2", "page of type 1 ..."). */
+typedef struct {
+    const char *entry, *holder;
+    pq_physical_type type;
+    uint32_t count, width;
+    const void *values;      /* fixed width */
+    const uint32_t *offsets; /* BYTE_ARRAY, into data */
+    const uint8_t *data;
+} decoded;
 
-pqd_status pqv_from_dict(const pqv_type *t, const pq_dictionary *d, uint32_t i, pqv *out,
-                         pqd_error *err)
+static pqd_status from_decoded(const pqv_type *t, const decoded *d, uint32_t i, pqv *out,
+                               pqd_error *err)
 {
     if (i >= d->count)
-        return sv_fail(err, PQD_E_RANGE, 0, "dictionary entry %u of %u", i, d->count);
+        return sv_fail(err, PQD_E_RANGE, 0, "%s %u of %u", d->entry, i, d->count);
     if (d->type != t->physical)
-        return sv_fail(err, PQD_E_INVALID, 0, "dictionary of type %d for a column of type %d",
+        return sv_fail(err, PQD_E_INVALID, 0, "%s of type %d for a column of type %d", d->holder,
                        (int)d->type, (int)t->physical);
+    if (d->type == PQ_BYTE_ARRAY ? !d->offsets : !d->values)
+        return sv_fail(err, PQD_E_INVALID, 0, "%s values not materialized", d->holder);
     if (d->type == PQ_BYTE_ARRAY)
         return pqv_from_plain(t, d->data + d->offsets[i], d->offsets[i + 1] - d->offsets[i], out,
                               err);
     return pqv_from_plain(t, (const uint8_t *)d->values + (size_t)i * d->width, d->width, out, err);
+}
+
+pqd_status pqv_from_page(const pqv_type *t, const pq_page_values *pv, uint32_t i, pqv *out,
+                         pqd_error *err)
+{
+    const decoded d = {.entry = "value", .holder = "page", .type = pv->type,
+                       .count = pv->num_non_null, .width = pv->width, .values = pv->values,
+                       .offsets = pv->offsets, .data = pv->data};
+    return from_decoded(t, &d, i, out, err);
+}
+
+/* pq_decode_dictionary always materializes its entries: only a page can be
+ * "not materialized". */
+pqd_status pqv_from_dict(const pqv_type *t, const pq_dictionary *d, uint32_t i, pqv *out,
+                         pqd_error *err)
+{
+    const decoded dd = {.entry = "dictionary entry", .holder = "dictionary", .type = d->type,
+                        .count = d->count, .width = d->width, .values = d->values,
+                        .offsets = d->offsets, .data = d->data};
+    return from_decoded(t, &dd, i, out, err);
 }
 
 pqv pqv_bool(bool b)
