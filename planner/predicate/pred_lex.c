@@ -71,6 +71,30 @@ static size_t scan_quoted(const parser *P, size_t p, char q)
     return 0;
 }
 
+/* Punctuation and comparison operators, each longer spelling before its
+ * prefix. */
+typedef struct {
+    const char *s;
+    ttype t;
+    int sub; /* cmp_op of a T_CMP */
+} op_spelling;
+
+static const op_spelling ops[] = {
+    {"(", T_LPAREN, 0},     {")", T_RPAREN, 0},    {",", T_COMMA, 0},   {"-", T_MINUS, 0},
+    {"=", T_CMP, OP_EQ},    {"!=", T_CMP, OP_NE},  {"<=", T_CMP, OP_LE}, {"<>", T_CMP, OP_NE},
+    {"<", T_CMP, OP_LT},    {">=", T_CMP, OP_GE},  {">", T_CMP, OP_GT},
+};
+
+static const op_spelling *lex_op(const parser *P, size_t p)
+{
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        const size_t l = strlen(ops[i].s);
+        if (l <= P->n - p && memcmp(P->s + p, ops[i].s, l) == 0)
+            return &ops[i];
+    }
+    return NULL;
+}
+
 pred_status pred_lex_next(parser *P)
 {
     size_t p = P->p;
@@ -88,37 +112,22 @@ pred_status pred_lex_next(parser *P)
     const char c = P->s[p];
     size_t end = p + 1;
     switch (c) {
-    case '(': t->t = T_LPAREN; break;
-    case ')': t->t = T_RPAREN; break;
-    case ',': t->t = T_COMMA; break;
-    case '-': t->t = T_MINUS; break;
-    case '=': t->t = T_CMP; t->sub = OP_EQ; break;
+    case '(':
+    case ')':
+    case ',':
+    case '-':
+    case '=':
     case '!':
-        if (end >= P->n || P->s[end] != '=')
-            return lex_error(P, p, "expected '=' after '!'");
-        t->t = T_CMP;
-        t->sub = OP_NE;
-        end++;
-        break;
     case '<':
-        t->t = T_CMP;
-        t->sub = OP_LT;
-        if (end < P->n && P->s[end] == '=') {
-            t->sub = OP_LE;
-            end++;
-        } else if (end < P->n && P->s[end] == '>') {
-            t->sub = OP_NE;
-            end++;
-        }
+    case '>': {
+        const op_spelling *op = lex_op(P, p);
+        if (!op) /* only '!' has no spelling of its own */
+            return lex_error(P, p, "expected '=' after '!'");
+        t->t = op->t;
+        t->sub = op->sub;
+        end = p + strlen(op->s);
         break;
-    case '>':
-        t->t = T_CMP;
-        t->sub = OP_GT;
-        if (end < P->n && P->s[end] == '=') {
-            t->sub = OP_GE;
-            end++;
-        }
-        break;
+    }
     case '\'':
         end = scan_quoted(P, p, '\'');
         if (!end)
