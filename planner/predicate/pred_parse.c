@@ -351,6 +351,16 @@ static pred_status column_node(parser *P, pkind kind, const operand *left, size_
     return PRED_OK;
 }
 
+/* Node i's literals (nlit of them from lit) and whether it is negated. */
+static pred_status set_lits(parser *P, uint32_t i, uint32_t lit, uint32_t nlit, bool neg)
+{
+    pnode *n = &P->e->nodes[i];
+    n->lit = lit;
+    n->nlit = nlit;
+    n->neg = neg;
+    return PRED_OK;
+}
+
 static pred_status parse_predicate(parser *P, uint32_t *out)
 {
     operand left, right;
@@ -377,9 +387,7 @@ static pred_status parse_predicate(parser *P, uint32_t *out)
         if ((st = column_node(P, P_CMP, &left, pos, out)) != PRED_OK)
             return st;
         P->e->nodes[*out].op = (uint8_t)op;
-        P->e->nodes[*out].lit = right.lit;
-        P->e->nodes[*out].nlit = 1;
-        return PRED_OK;
+        return set_lits(P, *out, right.lit, 1, false);
     }
     bool neg = false;
     if (pred_lex_is_kw(P, K_NOT)) {
@@ -401,10 +409,7 @@ static pred_status parse_predicate(parser *P, uint32_t *out)
             return st;
         if ((st = column_node(P, P_BETWEEN, &left, kpos, out)) != PRED_OK)
             return st;
-        P->e->nodes[*out].lit = lo; /* hi == lo + 1: literals are appended in order */
-        P->e->nodes[*out].nlit = 2;
-        P->e->nodes[*out].neg = neg;
-        return PRED_OK;
+        return set_lits(P, *out, lo, 2, neg); /* hi == lo + 1: literals are appended in order */
     }
     if (pred_lex_is_kw(P, K_IN)) {
         if ((st = need_column(P, &left, "IN")) != PRED_OK || (st = pred_lex_next(P)) != PRED_OK)
@@ -434,10 +439,7 @@ static pred_status parse_predicate(parser *P, uint32_t *out)
         if ((st = pred_lex_next(P)) != PRED_OK ||
             (st = column_node(P, P_IN, &left, kpos, out)) != PRED_OK)
             return st;
-        P->e->nodes[*out].lit = first;
-        P->e->nodes[*out].nlit = count;
-        P->e->nodes[*out].neg = neg;
-        return PRED_OK;
+        return set_lits(P, *out, first, count, neg);
     }
     if (pred_lex_is_kw(P, K_LIKE)) {
         if ((st = need_column(P, &left, "LIKE")) != PRED_OK || (st = pred_lex_next(P)) != PRED_OK)
@@ -453,10 +455,7 @@ static pred_status parse_predicate(parser *P, uint32_t *out)
         if ((st = parse_literal(P, &li)) != PRED_OK ||
             (st = column_node(P, P_LIKE, &left, kpos, out)) != PRED_OK)
             return st;
-        P->e->nodes[*out].lit = li;
-        P->e->nodes[*out].nlit = 1;
-        P->e->nodes[*out].neg = neg;
-        return PRED_OK;
+        return set_lits(P, *out, li, 1, neg);
     }
     if (pred_lex_is_kw(P, K_IS)) {
         if ((st = need_column(P, &left, "IS NULL")) != PRED_OK ||
@@ -482,9 +481,7 @@ static pred_status parse_predicate(parser *P, uint32_t *out)
         return pred_lex_expected(P, "a comparison after the literal");
     if ((st = new_node(P, P_CONST, left.pos, out)) != PRED_OK)
         return st;
-    P->e->nodes[*out].lit = left.lit;
-    P->e->nodes[*out].nlit = 1;
-    return PRED_OK;
+    return set_lits(P, *out, left.lit, 1, false);
 }
 
 static pred_status enter(parser *P)
