@@ -219,6 +219,13 @@ bool pqm_list_read(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
     return true;
 }
 
+void pqm_free_lists(const pqm_table *t, void *obj)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->fields[i].kind == PQM_LIST)
+            free(*(void **)((char *)obj + t->fields[i].at));
+}
+
 const pqm_list pqm_bytes_list = {.elem = TC_BINARY, .size = sizeof(pq_bytes)};
 const pqm_list pqm_i64_list = {.elem = TC_I64, .size = sizeof(int64_t)};
 const pqm_list pqm_bool_list = {.elem = TC_BOOL_TRUE, .size = sizeof(bool)};

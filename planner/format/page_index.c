@@ -53,8 +53,7 @@ void pq_offset_index_free(pq_offset_index *oi)
 {
     if (!oi)
         return;
-    free(oi->pages);
-    free(oi->unencoded_byte_array_data_bytes);
+    pqm_free_lists(&offset_index_table, oi);
     memset(oi, 0, sizeof *oi);
 }
 
@@ -82,6 +81,7 @@ typedef struct {
     pq_column_index ci;
     uint32_t n_null, n_min, n_max, n_counts;
 } column_index_read;
+_Static_assert(offsetof(column_index_read, ci) == 0, "the table's offsets hold for ci alone");
 
 #define CI(arr, count) PQM_LIST_AT(column_index_read, ci.arr, count)
 static const pqm_field column_index_fields[] = {
@@ -98,10 +98,7 @@ void pq_column_index_free(pq_column_index *ci)
 {
     if (!ci)
         return;
-    free(ci->null_pages);
-    free(ci->min_values);
-    free(ci->max_values);
-    free(ci->null_counts);
+    pqm_free_lists(&column_index_table, ci); /* a column_index_read begins with its ci */
     free(ci->owned);
     memset(ci, 0, sizeof *ci);
 }

@@ -131,6 +131,8 @@ bool pqm_struct(pm *d, const pqm_table *t, void *obj);
  * their index on the path) into a fresh array from pm_alloc (a malloc'd one
  * replaces and frees the array of an earlier copy), then the count. */
 bool pqm_list_read(pm *d, const pqm_field *fd, const tc_field *f, void *obj);
+/* Free the arrays of t's PQM_LIST fields in obj (read without an arena). */
+void pqm_free_lists(const pqm_table *t, void *obj);
 
 /* The id of the member of a union of empty structs (TimeUnit, ColumnOrder)
  * among ids 1..max_id, 0 when none. The last one wins, unless twice (e.g.
