@@ -98,51 +98,42 @@ static bool parse_logical_type(pm *d, pq_logical_type *lt)
 
 /* Writers that predate LogicalType (DuckDB, old parquet-java) set only the
  * ConvertedType; the format maps each to a LogicalType, so leaves always carry
- * one when either is set. */
+ * one when either is set. MAP_KEY_VALUE and INTERVAL have none. */
+static const struct {
+    uint8_t kind, unit, bit_width; /* pq_logical_kind, pq_time_unit (TIME, TIMESTAMP) */
+    bool is_signed;
+} from_converted[] = {
+    [PQ_CT_UTF8] = {PQ_LT_STRING}, [PQ_CT_MAP] = {PQ_LT_MAP}, [PQ_CT_LIST] = {PQ_LT_LIST},
+    [PQ_CT_ENUM] = {PQ_LT_ENUM}, [PQ_CT_DECIMAL] = {PQ_LT_DECIMAL}, [PQ_CT_DATE] = {PQ_LT_DATE},
+    [PQ_CT_TIME_MILLIS] = {PQ_LT_TIME, PQ_UNIT_MILLIS},
+    [PQ_CT_TIME_MICROS] = {PQ_LT_TIME, PQ_UNIT_MICROS},
+    [PQ_CT_TIMESTAMP_MILLIS] = {PQ_LT_TIMESTAMP, PQ_UNIT_MILLIS},
+    [PQ_CT_TIMESTAMP_MICROS] = {PQ_LT_TIMESTAMP, PQ_UNIT_MICROS},
+    [PQ_CT_UINT_8] = {PQ_LT_INTEGER, 0, 8}, [PQ_CT_UINT_16] = {PQ_LT_INTEGER, 0, 16},
+    [PQ_CT_UINT_32] = {PQ_LT_INTEGER, 0, 32}, [PQ_CT_UINT_64] = {PQ_LT_INTEGER, 0, 64},
+    [PQ_CT_INT_8] = {PQ_LT_INTEGER, 0, 8, true}, [PQ_CT_INT_16] = {PQ_LT_INTEGER, 0, 16, true},
+    [PQ_CT_INT_32] = {PQ_LT_INTEGER, 0, 32, true}, [PQ_CT_INT_64] = {PQ_LT_INTEGER, 0, 64, true},
+    [PQ_CT_JSON] = {PQ_LT_JSON}, [PQ_CT_BSON] = {PQ_LT_BSON},
+};
+
 static pq_logical_type logical_from_converted(const pq_schema_element *e)
 {
     pq_logical_type lt;
     memset(&lt, 0, sizeof lt);
-    lt.kind = PQ_LT_NONE;
-    switch (e->converted_type) {
-    case PQ_CT_UTF8: lt.kind = PQ_LT_STRING; break;
-    case PQ_CT_MAP: lt.kind = PQ_LT_MAP; break;
-    case PQ_CT_LIST: lt.kind = PQ_LT_LIST; break;
-    case PQ_CT_ENUM: lt.kind = PQ_LT_ENUM; break;
-    case PQ_CT_JSON: lt.kind = PQ_LT_JSON; break;
-    case PQ_CT_BSON: lt.kind = PQ_LT_BSON; break;
-    case PQ_CT_DATE: lt.kind = PQ_LT_DATE; break;
-    case PQ_CT_DECIMAL:
-        lt.kind = PQ_LT_DECIMAL;
+    const int32_t ct = e->converted_type;
+    if (ct < 0 || (size_t)ct >= sizeof from_converted / sizeof from_converted[0] ||
+        from_converted[ct].kind == PQ_LT_NONE)
+        return lt;
+    lt.kind = (pq_logical_kind)from_converted[ct].kind;
+    lt.raw_id = (int16_t)lt.kind;
+    lt.unit = (pq_time_unit)from_converted[ct].unit;
+    lt.adjusted_to_utc = lt.unit != PQ_UNIT_NONE; /* TIME and TIMESTAMP are UTC */
+    lt.bit_width = (int8_t)from_converted[ct].bit_width;
+    lt.is_signed = from_converted[ct].is_signed;
+    if (lt.kind == PQ_LT_DECIMAL) {
         lt.decimal_scale = e->scale < 0 ? 0 : e->scale;
         lt.decimal_precision = e->precision;
-        break;
-    case PQ_CT_TIME_MILLIS:
-    case PQ_CT_TIME_MICROS:
-        lt.kind = PQ_LT_TIME;
-        lt.adjusted_to_utc = true;
-        lt.unit = e->converted_type == PQ_CT_TIME_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
-        break;
-    case PQ_CT_TIMESTAMP_MILLIS:
-    case PQ_CT_TIMESTAMP_MICROS:
-        lt.kind = PQ_LT_TIMESTAMP;
-        lt.adjusted_to_utc = true;
-        lt.unit = e->converted_type == PQ_CT_TIMESTAMP_MILLIS ? PQ_UNIT_MILLIS : PQ_UNIT_MICROS;
-        break;
-    case PQ_CT_UINT_8: case PQ_CT_UINT_16: case PQ_CT_UINT_32: case PQ_CT_UINT_64:
-    case PQ_CT_INT_8: case PQ_CT_INT_16: case PQ_CT_INT_32: case PQ_CT_INT_64: {
-        static const int8_t widths[] = {8, 16, 32, 64};
-        bool is_unsigned = e->converted_type <= PQ_CT_UINT_64;
-        int base = is_unsigned ? PQ_CT_UINT_8 : PQ_CT_INT_8;
-        lt.kind = PQ_LT_INTEGER;
-        lt.bit_width = widths[e->converted_type - base];
-        lt.is_signed = !is_unsigned;
-        break;
     }
-    default: break;
-    }
-    if (lt.kind != PQ_LT_NONE)
-        lt.raw_id = (int16_t)lt.kind;
     return lt;
 }
 
