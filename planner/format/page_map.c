@@ -61,25 +61,21 @@ static tc_status map_init(pq_page_map *pm, const pq_column_ctx *col, tc_error *e
     return TC_OK;
 }
 
+/* A page entry before the OffsetIndex or its header says anything: every
+ * fact unknown (-1). */
+static const pq_page unknown_page = {
+    .compressed_size = -1, .uncompressed_size = -1, .first_row = -1, .num_rows = -1,
+    .num_values = -1, .num_nulls = -1, .page_type = -1, .encoding = -1, .def_encoding = -1,
+    .rep_encoding = -1, .def_levels_len = -1, .rep_levels_len = -1,
+};
+
 static pq_page *push_page(pq_page_map *pm, size_t *cap)
 {
     if (!sv_grow((void **)&pm->pages, cap, (size_t)pm->n_pages + 1, sizeof *pm->pages, 16,
                  UINT32_MAX))
         return NULL;
     pq_page *p = &pm->pages[pm->n_pages++];
-    memset(p, 0, sizeof *p);
-    p->compressed_size = -1;
-    p->uncompressed_size = -1;
-    p->first_row = -1;
-    p->num_rows = -1;
-    p->num_values = -1;
-    p->num_nulls = -1;
-    p->page_type = -1;
-    p->encoding = -1;
-    p->def_encoding = -1;
-    p->rep_encoding = -1;
-    p->def_levels_len = -1;
-    p->rep_levels_len = -1;
+    *p = unknown_page;
     return p;
 }
 
