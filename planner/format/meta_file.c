@@ -5,19 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KV(m) PQM_AT(pq_key_value, m)
 static const pqm_field key_value_fields[] = {
-    {1, PQM_BYTES, "key", KV(key), PQM_REQ},
-    {2, PQM_BYTES, "value", KV(value)},
+    {1, PQM_BYTES, "key", PQM_AT(pq_key_value, key), PQM_REQ},
+    {2, PQM_BYTES, "value", PQM_AT(pq_key_value, value)},
 };
 static const pqm_table key_value_table = PQM_TABLE(key_value_fields);
 static const pqm_list key_value_list = {TC_STRUCT, sizeof(pq_key_value), .sub = &key_value_table};
 
-#define ES(m) PQM_AT(pq_encoding_stats, m)
 static const pqm_field encoding_stats_fields[] = {
-    {1, PQM_I32, "page_type", ES(page_type), PQM_REQ},
-    {2, PQM_I32, "encoding", ES(encoding), PQM_REQ},
-    {3, PQM_I32, "count", ES(count), PQM_REQ},
+    {1, PQM_I32, "page_type", PQM_AT(pq_encoding_stats, page_type), PQM_REQ},
+    {2, PQM_I32, "encoding", PQM_AT(pq_encoding_stats, encoding), PQM_REQ},
+    {3, PQM_I32, "count", PQM_AT(pq_encoding_stats, count), PQM_REQ},
 };
 static const pqm_table encoding_stats_table = PQM_TABLE(encoding_stats_fields);
 static const pqm_list encoding_stats_list = {TC_STRUCT, sizeof(pq_encoding_stats),

@@ -20,18 +20,17 @@ static bool read_time_unit(pm *d, const pqm_field *fd, const tc_field *f, void *
     return ok;
 }
 
-#define LT(m) PQM_AT(pq_logical_type, m)
 static const pqm_field time_fields[] = {
-    {1, PQM_BOOL, "isAdjustedToUTC", LT(adjusted_to_utc), PQM_REQ},
+    {1, PQM_BOOL, "isAdjustedToUTC", PQM_AT(pq_logical_type, adjusted_to_utc), PQM_REQ},
     {2, PQM_CALL, "unit", .call = read_time_unit, PQM_REQ},
 };
 static const pqm_field decimal_fields[] = {
-    {1, PQM_I32, "scale", LT(decimal_scale), PQM_REQ},
-    {2, PQM_I32, "precision", LT(decimal_precision), PQM_REQ},
+    {1, PQM_I32, "scale", PQM_AT(pq_logical_type, decimal_scale), PQM_REQ},
+    {2, PQM_I32, "precision", PQM_AT(pq_logical_type, decimal_precision), PQM_REQ},
 };
 static const pqm_field int_fields[] = {
-    {1, PQM_I8, "bitWidth", LT(bit_width), PQM_REQ},
-    {2, PQM_BOOL, "isSigned", LT(is_signed), PQM_REQ},
+    {1, PQM_I8, "bitWidth", PQM_AT(pq_logical_type, bit_width), PQM_REQ},
+    {2, PQM_BOOL, "isSigned", PQM_AT(pq_logical_type, is_signed), PQM_REQ},
 };
 
 /* The LogicalType members with fields; the others are empty structs. */

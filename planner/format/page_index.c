@@ -7,11 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PL(m) PQM_AT(pq_page_location, m)
 static const pqm_field page_location_fields[] = {
-    {1, PQM_I64_NONNEG, "offset", PL(offset), PQM_REQ},
-    {2, PQM_I32, "compressed_page_size", PL(compressed_page_size), PQM_REQ},
-    {3, PQM_I64_NONNEG, "first_row_index", PL(first_row_index), PQM_REQ},
+    {1, PQM_I64_NONNEG, "offset", PQM_AT(pq_page_location, offset), PQM_REQ},
+    {2, PQM_I32, "compressed_page_size", PQM_AT(pq_page_location, compressed_page_size), PQM_REQ},
+    {3, PQM_I64_NONNEG, "first_row_index", PQM_AT(pq_page_location, first_row_index), PQM_REQ},
 };
 static const pqm_table page_location_table = PQM_TABLE(page_location_fields);
 
