@@ -2,21 +2,7 @@
  * timestamps to a value in a column's own unit; see predicate_internal.h. */
 #include "predicate_internal.h"
 
-static bool is_leap(int64_t y)
-{
-    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm). */
-static int64_t days_from_civil(int64_t y, int64_t m, int64_t d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const int64_t yoe = y - era * 400;
-    const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
+#include "sv_civil.h"
 
 static bool digits_at(const char *s, size_t n, size_t at, size_t count, int64_t *v)
 {
@@ -40,12 +26,9 @@ static bool parse_ymd(const char *s, size_t n, int64_t *days)
     if (!digits_at(s, n, 0, 4, &y) || n < 10 || s[4] != '-' || !digits_at(s, n, 5, 2, &m) ||
         s[7] != '-' || !digits_at(s, n, 8, 2, &d))
         return false;
-    static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (m < 1 || m > 12 || d < 1)
+    if (!sv_civil_valid(y, m, d))
         return false;
-    if (d > mdays[m - 1] + (m == 2 && is_leap(y)))
-        return false;
-    *days = days_from_civil(y, m, d);
+    *days = sv_days_from_civil(y, m, d);
     return true;
 }
 
