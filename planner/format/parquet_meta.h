@@ -29,8 +29,8 @@
  * location, parsing from a tail), meta_file.c (FileMetaData, row groups,
  * column chunks), meta_schema.c (schema, leaves), meta_statistics.c,
  * page_index.c (OffsetIndex, ColumnIndex), page_header.c, page_crc.c,
- * meta_names.c (enum names), meta_arena.c; column_resolve.h resolves column
- * names to leaves. */
+ * meta_names.c (enum names), meta_arena.c, meta_fields.c (the struct reader
+ * they share); column_resolve.h resolves column names to leaves. */
 #ifndef SIEVE_PARQUET_META_H
 #define SIEVE_PARQUET_META_H
 
