@@ -27,17 +27,21 @@ int sv_log_parse_level(const char *name)
     return -1;
 }
 
+void sv_vformat_line(char *buf, size_t cap, const char *fmt, va_list ap)
+{
+    vsnprintf(buf, cap, fmt, ap);
+    for (char *p = buf; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+}
+
 void sv_log_write(sv_log_level level, const char *file, int line, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    sv_vformat_line(msg, sizeof msg, fmt, ap); /* one log record, one line */
     va_end(ap);
-    /* Keep one log record on one line whatever the message contains. */
-    for (char *p = msg; *p; p++)
-        if (*p == '\n' || *p == '\r')
-            *p = ' ';
     const char *base = strrchr(file, '/');
     base = base ? base + 1 : file;
     if (log_to_syslog) {

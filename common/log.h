@@ -3,7 +3,9 @@
  * or signatures to these macros. */
 #ifndef SIEVE_LOG_H
 #define SIEVE_LOG_H
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 typedef enum {
     SV_LOG_ERROR = 0,
@@ -19,6 +21,10 @@ extern volatile int sv_log_threshold;
 void sv_log_init(sv_log_level level, bool to_syslog);
 /* "error", "warn", "info", "debug", "trace" -> level; -1 if unknown. */
 int sv_log_parse_level(const char *name);
+/* fmt formatted into buf (cut to cap), its line breaks made spaces: a
+ * message that stays one line whatever its arguments hold. */
+void sv_vformat_line(char *buf, size_t cap, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
+
 void sv_log_write(sv_log_level level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

@@ -237,7 +237,7 @@ static int usage_error(const char *fmt, ...)
     char msg[600];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    sv_vformat_line(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "sievefs: error: %s (see sievefs inspect --help)\n", msg);
     return 2;

@@ -86,11 +86,8 @@ static void fail(const char *fmt, ...)
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    sv_vformat_line(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    for (char *p = msg; *p; p++)
-        if (*p == '\n')
-            *p = ' ';
     if (ready_fd >= 0) {
         dprintf(ready_fd, "ERR %s\n", msg);
         close(ready_fd);

@@ -80,9 +80,9 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
     fuse_reply_none(req);
 }
 
-static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+/* Reply to getattr and setattr with the node's attributes. */
+static void reply_attr(fuse_req_t req, fuse_ino_t ino)
 {
-    (void)fi;
     sv_attr a;
     int r = sv_fs_getattr(fs_of(req), ino, &a);
     if (r < 0) {
@@ -92,6 +92,12 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     struct stat st;
     to_stat(&a, &st);
     fuse_reply_attr(req, &st, a.timeout);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    reply_attr(req, ino);
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -219,15 +225,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
         }
     }
     /* Times are not settable; touch(1) on a hint is accepted and ignored. */
-    sv_attr a;
-    int r = sv_fs_getattr(fs, ino, &a);
-    if (r < 0) {
-        fuse_reply_err(req, -r);
-        return;
-    }
-    struct stat st;
-    to_stat(&a, &st);
-    fuse_reply_attr(req, &st, a.timeout);
+    reply_attr(req, ino);
 }
 
 /* The mount is read-write only so that hints can be written; everything

@@ -12,7 +12,7 @@ struct block_cache {
     uint64_t bytes;       /* allocated block bytes, all states */
     cache_block **buckets;
     size_t nbuckets;
-    cache_block *lru_head, *lru_tail; /* READY and unpinned only; head = most recent */
+    TAILQ_HEAD(lru_list, cache_block) lru; /* READY and unpinned only; first = most recent */
     /* Buffers of dropped blocks, reused so that a streaming read does not
      * page-fault fresh memory for every block. Counted in `bytes`. */
     void **spare;
@@ -51,6 +51,7 @@ block_cache *block_cache_create(uint32_t block_size, uint64_t limit_bytes, sv_st
     bc->block_size = block_size;
     bc->limit = limit_bytes;
     bc->stats = stats;
+    TAILQ_INIT(&bc->lru);
     pthread_mutex_init(&bc->lock, NULL);
     pthread_cond_init(&bc->changed, NULL);
     return bc;
@@ -87,28 +88,10 @@ uint64_t block_cache_bytes(block_cache *bc)
     return n;
 }
 
-static void lru_unlink(block_cache *bc, cache_block *b)
+/* The least recently used block on the list, or NULL. */
+static cache_block *lru_last(block_cache *bc)
 {
-    if (b->lru_prev)
-        b->lru_prev->lru_next = b->lru_next;
-    else if (bc->lru_head == b)
-        bc->lru_head = b->lru_next;
-    if (b->lru_next)
-        b->lru_next->lru_prev = b->lru_prev;
-    else if (bc->lru_tail == b)
-        bc->lru_tail = b->lru_prev;
-    b->lru_prev = b->lru_next = NULL;
-}
-
-static void lru_push_front(block_cache *bc, cache_block *b)
-{
-    b->lru_prev = NULL;
-    b->lru_next = bc->lru_head;
-    if (bc->lru_head)
-        bc->lru_head->lru_prev = b;
-    bc->lru_head = b;
-    if (!bc->lru_tail)
-        bc->lru_tail = b;
+    return TAILQ_LAST(&bc->lru, lru_list);
 }
 
 static void hash_remove(block_cache *bc, cache_block *b)
@@ -148,9 +131,8 @@ static bool make_room(block_cache *bc, uint64_t need)
 {
     if (need && bc->n_spare > 0)
         return true;
-    while (bc->bytes + need > bc->limit && bc->lru_tail) {
-        cache_block *victim = bc->lru_tail;
-        lru_unlink(bc, victim);
+    for (cache_block *victim; bc->bytes + need > bc->limit && (victim = lru_last(bc));) {
+        TAILQ_REMOVE(&bc->lru, victim, lru);
         drop_block(bc, victim, need > 0);
         if (bc->stats)
             STAT_ADD(bc->stats, cache_evictions, 1);
@@ -171,7 +153,7 @@ static cache_block *find(block_cache *bc, uint64_t object_id, uint64_t index)
 static void pin(block_cache *bc, cache_block *b)
 {
     if (b->pins == 0 && b->state == BLOCK_READY)
-        lru_unlink(bc, b);
+        TAILQ_REMOVE(&bc->lru, b, lru);
     b->pins++;
     b->drop_behind = false; /* wanted again: an ordinary cached block */
 }
@@ -213,9 +195,9 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
         return NULL;
     }
     /* Recycle a block a streaming reader is done with before touching fresh memory. */
-    if (bc->n_spare == 0 && bc->lru_tail && bc->lru_tail->drop_behind) {
-        cache_block *victim = bc->lru_tail;
-        lru_unlink(bc, victim);
+    cache_block *victim = lru_last(bc);
+    if (bc->n_spare == 0 && victim && victim->drop_behind) {
+        TAILQ_REMOVE(&bc->lru, victim, lru);
         drop_block(bc, victim, true);
         if (bc->stats)
             STAT_ADD(bc->stats, cache_evictions, 1);
@@ -284,24 +266,13 @@ int block_cache_wait(block_cache *bc, cache_block *b)
     return e;
 }
 
-static void lru_push_back(block_cache *bc, cache_block *b)
-{
-    b->lru_next = NULL;
-    b->lru_prev = bc->lru_tail;
-    if (bc->lru_tail)
-        bc->lru_tail->lru_next = b;
-    bc->lru_tail = b;
-    if (!bc->lru_head)
-        bc->lru_head = b;
-}
-
 void block_cache_release_consumed(block_cache *bc, cache_block *b)
 {
     pthread_mutex_lock(&bc->lock);
     if (b->pins == 1 && b->state == BLOCK_READY) {
         b->pins = 0;
         b->drop_behind = true;
-        lru_push_back(bc, b);
+        TAILQ_INSERT_TAIL(&bc->lru, b, lru); /* the first to go */
         trim_spares(bc, 0);
         make_room(bc, 0);
         pthread_mutex_unlock(&bc->lock);
@@ -322,7 +293,7 @@ static void unpin_locked(block_cache *bc, cache_block *b)
 {
     if (--b->pins == 0) {
         if (b->state == BLOCK_READY) {
-            lru_push_front(bc, b);
+            TAILQ_INSERT_HEAD(&bc->lru, b, lru);
             trim_spares(bc, 0);
             make_room(bc, 0);
         } else if (b->state == BLOCK_FAILED) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "stats.h"
 
@@ -26,7 +27,7 @@ typedef struct cache_block {
     uint32_t pins;
     bool drop_behind;   /* consumed by a streaming reader: first to be reused */
     struct cache_block *hash_next;
-    struct cache_block *lru_prev, *lru_next;
+    TAILQ_ENTRY(cache_block) lru; /* on the cache's LRU list iff READY and unpinned */
 } cache_block;
 
 typedef struct block_cache block_cache;

@@ -1,6 +1,7 @@
 #include "footer_cache.h"
 
 #include <pthread.h>
+#include <sys/queue.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,7 +47,7 @@ typedef struct footer_entry {
     bool detached;                 /* out of the index (a failed read): freed at the last put */
     uint64_t cost;                 /* estimated bytes, counted while unreferenced */
     struct footer_entry *hash_next;
-    struct footer_entry *lru_prev, *lru_next; /* unreferenced entries, most recent first */
+    TAILQ_ENTRY(footer_entry) idle; /* on the idle list iff unreferenced and loaded */
 } footer_entry;
 
 struct footer_cache {
@@ -57,8 +58,8 @@ struct footer_cache {
     pthread_cond_t loaded;
     footer_entry **buckets;
     size_t nbuckets, count;
-    footer_entry *lru_head, *lru_tail;
-    uint64_t idle_bytes;    /* cost of the entries on the LRU list */
+    TAILQ_HEAD(idle_list, footer_entry) idle; /* unreferenced entries, most recent first */
+    uint64_t idle_bytes;    /* cost of the entries on the idle list */
     uint64_t loads;
 };
 
@@ -76,6 +77,7 @@ footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t
     fc->io = io;
     fc->budget = budget_bytes;
     fc->tail_bytes = tail_bytes;
+    TAILQ_INIT(&fc->idle);
     pthread_mutex_init(&fc->lock, NULL);
     pthread_cond_init(&fc->loaded, NULL);
     return fc;
@@ -146,17 +148,9 @@ static void index_insert(footer_cache *fc, footer_entry *e)
     fc->count++;
 }
 
-static void lru_unlink(footer_cache *fc, footer_entry *e)
+static void idle_remove(footer_cache *fc, footer_entry *e)
 {
-    if (e->lru_prev)
-        e->lru_prev->lru_next = e->lru_next;
-    else
-        fc->lru_head = e->lru_next;
-    if (e->lru_next)
-        e->lru_next->lru_prev = e->lru_prev;
-    else
-        fc->lru_tail = e->lru_prev;
-    e->lru_prev = e->lru_next = NULL;
+    TAILQ_REMOVE(&fc->idle, e, idle);
     fc->idle_bytes -= e->cost;
 }
 
@@ -222,7 +216,7 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
         e = e->hash_next;
     if (e) {
         if (e->refs++ == 0 && !e->loading)
-            lru_unlink(fc, e);
+            idle_remove(fc, e);
         while (e->loading)
             pthread_cond_wait(&fc->loaded, &fc->lock);
         pthread_mutex_unlock(&fc->lock);
@@ -267,18 +261,11 @@ void footer_cache_put(footer_cache *fc, const parquet_footer *f)
         entry_free(e);
         return;
     }
-    e->lru_prev = NULL;
-    e->lru_next = fc->lru_head;
-    if (fc->lru_head)
-        fc->lru_head->lru_prev = e;
-    fc->lru_head = e;
-    if (!fc->lru_tail)
-        fc->lru_tail = e;
+    TAILQ_INSERT_HEAD(&fc->idle, e, idle);
     fc->idle_bytes += e->cost;
     footer_entry *evicted = NULL;
-    while (fc->idle_bytes > fc->budget && fc->lru_tail) {
-        footer_entry *x = fc->lru_tail;
-        lru_unlink(fc, x);
+    for (footer_entry *x; fc->idle_bytes > fc->budget && (x = TAILQ_LAST(&fc->idle, idle_list));) {
+        idle_remove(fc, x);
         index_remove(fc, x);
         x->hash_next = evicted;
         evicted = x;

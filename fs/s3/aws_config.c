@@ -15,19 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-__attribute__((format(printf, 3, 4)))
-static aws_config_err fail(sv_error *err, aws_config_err code, const char *fmt, ...)
-{
-    if (err) {
-        err->code = (int)code;
-        err->offset = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* ---- INI model -------------------------------------------------------- */
 
@@ -181,7 +168,7 @@ static aws_config_err parse_fail(const ini_parser *p, aws_config_err code, const
     va_start(ap, fmt);
     vsnprintf(cause, sizeof cause, fmt, ap);
     va_end(ap);
-    return fail(p->err, code, "%s:%u: %s", p->filename, p->line_no, cause);
+    return sv_fail(p->err, code, 0, "%s:%u: %s", p->filename, p->line_no, cause);
 }
 
 /* "[name]" with an optional trailing comment. "[profile   x]" is stored as
@@ -258,17 +245,17 @@ aws_config_err aws_ini_parse(const char *text, size_t len, const char *filename,
     if (!filename)
         filename = "<config>";
     if (!out)
-        return fail(err, AWS_CONFIG_ERR_PARSE, "%s: no output given", filename);
+        return sv_fail(err, AWS_CONFIG_ERR_PARSE, 0, "%s: no output given", filename);
     *out = NULL;
     if (!text && len > 0)
-        return fail(err, AWS_CONFIG_ERR_PARSE, "%s: no text given", filename);
+        return sv_fail(err, AWS_CONFIG_ERR_PARSE, 0, "%s: no text given", filename);
     if (len > AWS_INI_MAX_FILE)
-        return fail(err, AWS_CONFIG_ERR_LIMIT, "%s: %zu bytes exceeds the %u byte limit",
+        return sv_fail(err, AWS_CONFIG_ERR_LIMIT, 0, "%s: %zu bytes exceeds the %u byte limit",
                     filename, len, AWS_INI_MAX_FILE);
 
     aws_ini *ini = calloc(1, sizeof *ini);
     if (!ini)
-        return fail(err, AWS_CONFIG_ERR_NOMEM, "%s: out of memory", filename);
+        return sv_fail(err, AWS_CONFIG_ERR_NOMEM, 0, "%s: out of memory", filename);
     ini_parser p = { .ini = ini, .filename = filename, .line_no = 0, .err = err };
 
     const char *pos = text, *const text_end = text ? text + len : NULL;
@@ -333,16 +320,16 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return AWS_CONFIG_OK;
-        return fail(err, AWS_CONFIG_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        return sv_fail(err, AWS_CONFIG_ERR_IO, 0, "%s: cannot open: %s", path, strerror(errno));
     }
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return fail(err, AWS_CONFIG_ERR_IO, "%s: not a regular file", path);
+        return sv_fail(err, AWS_CONFIG_ERR_IO, 0, "%s: not a regular file", path);
     }
     if (st.st_size > (off_t)AWS_INI_MAX_FILE) {
         close(fd);
-        return fail(err, AWS_CONFIG_ERR_LIMIT, "%s: larger than %u bytes", path,
+        return sv_fail(err, AWS_CONFIG_ERR_LIMIT, 0, "%s: larger than %u bytes", path,
                     AWS_INI_MAX_FILE);
     }
     /* st_size is only a hint (the file may grow); read up to one byte past
@@ -353,7 +340,7 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
     while (buf) {
         if (used == cap) {
             if (cap > AWS_INI_MAX_FILE) {
-                rc = fail(err, AWS_CONFIG_ERR_LIMIT, "%s: larger than %u bytes", path,
+                rc = sv_fail(err, AWS_CONFIG_ERR_LIMIT, 0, "%s: larger than %u bytes", path,
                           AWS_INI_MAX_FILE);
                 break;
             }
@@ -367,7 +354,7 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
-            rc = fail(err, AWS_CONFIG_ERR_IO, "%s: read failed: %s", path, strerror(errno));
+            rc = sv_fail(err, AWS_CONFIG_ERR_IO, 0, "%s: read failed: %s", path, strerror(errno));
             break;
         }
         if (n == 0)
@@ -376,7 +363,7 @@ static aws_config_err read_small_file(const char *path, char **text, size_t *len
     }
     close(fd);
     if (!buf)
-        return fail(err, AWS_CONFIG_ERR_NOMEM, "%s: out of memory", path);
+        return sv_fail(err, AWS_CONFIG_ERR_NOMEM, 0, "%s: out of memory", path);
     if (rc != AWS_CONFIG_OK) {
         explicit_bzero(buf, used);
         free(buf);
@@ -446,11 +433,11 @@ static aws_config_err shared_file_path(const resolver *r, const char *override_v
     }
     const size_t n = strlen(prefix) + strlen(rest);
     if (n > 4096)
-        return fail(r->err, AWS_CONFIG_ERR_LIMIT, "%s: path longer than 4096 bytes",
+        return sv_fail(r->err, AWS_CONFIG_ERR_LIMIT, 0, "%s: path longer than 4096 bytes",
                     override ? override_var : "HOME");
     *out = malloc(n + 1);
     if (!*out)
-        return fail(r->err, AWS_CONFIG_ERR_NOMEM, "out of memory");
+        return sv_fail(r->err, AWS_CONFIG_ERR_NOMEM, 0, "out of memory");
     snprintf(*out, n + 1, "%s%s", prefix, rest);
     return AWS_CONFIG_OK;
 }
@@ -465,11 +452,11 @@ static aws_config_err take_value(const resolver *r, const char *value, const cha
         return AWS_CONFIG_OK;
     const size_t n = strnlen(value, AWS_INI_MAX_VALUE + 1);
     if (n > AWS_INI_MAX_VALUE)
-        return fail(r->err, AWS_CONFIG_ERR_LIMIT, "%s is longer than %u bytes", what,
+        return sv_fail(r->err, AWS_CONFIG_ERR_LIMIT, 0, "%s is longer than %u bytes", what,
                     AWS_INI_MAX_VALUE);
     *out = dup_range(value, n);
     if (!*out)
-        return fail(r->err, AWS_CONFIG_ERR_NOMEM, "out of memory");
+        return sv_fail(r->err, AWS_CONFIG_ERR_NOMEM, 0, "out of memory");
     return AWS_CONFIG_OK;
 }
 
@@ -515,7 +502,7 @@ static aws_config_err credentials_from_section(const resolver *r, const aws_ini 
     if (!id && !secret)
         return AWS_CONFIG_OK;
     if (!id || !secret)
-        return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND,
+        return sv_fail(r->err, AWS_CONFIG_ERR_NOT_FOUND, 0,
                     "%s: profile '%s' has %s but no %s", path, profile,
                     id ? "aws_access_key_id" : "aws_secret_access_key",
                     id ? "aws_secret_access_key" : "aws_access_key_id");
@@ -538,7 +525,7 @@ static aws_config_err credentials_from_env(const resolver *r, aws_credentials *o
     if (!id && !secret)
         return AWS_CONFIG_OK;
     if (!id || !secret)
-        return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND, "%s is set but %s is not",
+        return sv_fail(r->err, AWS_CONFIG_ERR_NOT_FOUND, 0, "%s is set but %s is not",
                     id ? "AWS_ACCESS_KEY_ID" : "AWS_SECRET_ACCESS_KEY",
                     id ? "AWS_SECRET_ACCESS_KEY" : "AWS_ACCESS_KEY_ID");
     const char *token = env_value(r, "AWS_SESSION_TOKEN");
@@ -561,12 +548,12 @@ static aws_config_err no_credentials(const resolver *r, const profile_view *pv)
                                                "credential_process", "web_identity_token_file" };
     for (size_t i = 0; i < sizeof unsupported / sizeof unsupported[0]; i++) {
         if (profile_get(pv, unsupported[i]))
-            return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND,
+            return sv_fail(r->err, AWS_CONFIG_ERR_NOT_FOUND, 0,
                         "profile '%s' uses %s, which is not supported: export "
                         "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or use static keys",
                         pv->name, unsupported[i]);
     }
-    return fail(r->err, AWS_CONFIG_ERR_NOT_FOUND,
+    return sv_fail(r->err, AWS_CONFIG_ERR_NOT_FOUND, 0,
                 "no AWS credentials: AWS_ACCESS_KEY_ID is unset and profile '%s' has no "
                 "aws_access_key_id in %s or %s (use --no-sign-request for public buckets)",
                 pv->name, pv->creds_path ? pv->creds_path : "(no credentials file)",
@@ -605,7 +592,7 @@ static aws_config_err resolve(const resolver *r, aws_credentials *out, char **cr
     char config_section[AWS_INI_MAX_VALUE + 16];
     const bool is_default = strcmp(profile, "default") == 0;
     if (strlen(profile) > AWS_INI_MAX_VALUE)
-        return fail(r->err, AWS_CONFIG_ERR_LIMIT, "profile name longer than %u bytes",
+        return sv_fail(r->err, AWS_CONFIG_ERR_LIMIT, 0, "profile name longer than %u bytes",
                     AWS_INI_MAX_VALUE);
     if (is_default && aws_ini_has_section(*config_ini, "default"))
         snprintf(config_section, sizeof config_section, "default");
@@ -622,7 +609,7 @@ static aws_config_err resolve(const resolver *r, aws_credentials *out, char **cr
         .config_section = aws_ini_has_section(*config_ini, config_section) ? config_section : NULL,
     };
     if (profile_named && !pv.creds_section && !pv.config_section)
-        return fail(r->err, AWS_CONFIG_ERR_PROFILE,
+        return sv_fail(r->err, AWS_CONFIG_ERR_PROFILE, 0,
                     "profile '%s' not found in %s or %s", profile,
                     pv.creds_path ? pv.creds_path : "(no credentials file)",
                     pv.config_path ? pv.config_path : "(no config file)");
@@ -680,7 +667,7 @@ aws_config_err aws_resolve(const aws_resolve_opts *opts, aws_credentials *out, s
 {
     sv_error_clear(err);
     if (!out)
-        return fail(err, AWS_CONFIG_ERR_NOT_FOUND, "aws_resolve: no output given");
+        return sv_fail(err, AWS_CONFIG_ERR_NOT_FOUND, 0, "aws_resolve: no output given");
     memset(out, 0, sizeof *out);
     const aws_resolve_opts no_opts = { 0 };
     if (!opts)

@@ -74,19 +74,6 @@ char *s3_uri_encode(const char *s, bool keep_slash)
     return out;
 }
 
-static void set_err(sv_error *err, store_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(sv_error *err, store_status st, const char *fmt, ...)
-{
-    if (!err)
-        return;
-    err->code = (int)st;
-    err->offset = 0;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-    va_end(ap);
-}
-
 /* ---- scheduling (transfer thread) ------------------------------------------- */
 
 static void finish(s3_client *c, s3_request *r, store_status st)
@@ -426,12 +413,12 @@ static store_status run_meta_request(s3_client *c, s3_request *r, sync_wait *w, 
     store_status st = submit(c, r);
     if (st != STORE_OK) {
         s3_request_free(r);
-        set_err(err, st, "%s %s: %s", what, name, store_status_name(st));
+        sv_fail(err, st, 0, "%s %s: %s", what, name, store_status_name(st));
         return st;
     }
     sync_block(w);
     if (w->st != STORE_OK)
-        set_err(err, w->st, "%s", w->msg);
+        sv_fail(err, w->st, 0, "%s", w->msg);
     return w->st;
 }
 
@@ -441,7 +428,7 @@ static store_status s3_head(object_store *s, const char *key, store_object_info 
     s3_request *r = s3_request_new(REQ_HEAD, key);
     if (!r || !(r->url = s3_object_url(&c->ep, key))) {
         s3_request_free(r);
-        set_err(err, STORE_ERR_NOMEM, "HEAD %s: out of memory", key);
+        sv_fail(err, STORE_ERR_NOMEM, 0, "HEAD %s: out of memory", key);
         return STORE_ERR_NOMEM;
     }
     sync_wait w;
@@ -449,7 +436,7 @@ static store_status s3_head(object_store *s, const char *key, store_object_info 
     if (st == STORE_OK) {
         memset(out, 0, sizeof *out);
         if (!w.have_content_length || !w.etag[0]) {
-            set_err(err, STORE_ERR_PROTOCOL, "HEAD %s: response lacks Content-Length or ETag", key);
+            sv_fail(err, STORE_ERR_PROTOCOL, 0, "HEAD %s: response lacks Content-Length or ETag", key);
             st = STORE_ERR_PROTOCOL;
         } else {
             out->size = w.content_length;
@@ -498,7 +485,7 @@ static store_status s3_list_page(object_store *s, const char *prefix, const char
     free(enc_token);
     if (!ok) {
         s3_request_free(r);
-        set_err(err, STORE_ERR_NOMEM, "listing %s: out of memory", prefix);
+        sv_fail(err, STORE_ERR_NOMEM, 0, "listing %s: out of memory", prefix);
         return STORE_ERR_NOMEM;
     }
     if (opts && opts->max_attempts)
@@ -510,7 +497,7 @@ static store_status s3_list_page(object_store *s, const char *prefix, const char
         s3_listing_err le = s3_listing_parse(w.body ? w.body : "", w.body_len, out, &perr);
         if (le != S3_LISTING_OK) {
             st = le == S3_LISTING_ERR_NOMEM ? STORE_ERR_NOMEM : STORE_ERR_PROTOCOL;
-            set_err(err, st, "listing '%s': %s", prefix, perr.msg);
+            sv_fail(err, st, 0, "listing '%s': %s", prefix, perr.msg);
         }
     }
     sync_wait_destroy(&w);
@@ -580,7 +567,7 @@ store_status s3_client_create(const s3_client_config *cfg, s3_client **out, sv_e
 {
     *out = NULL;
     if (!cfg->bucket || !cfg->bucket[0] || !cfg->creds) {
-        set_err(err, STORE_ERR_INVALID, "no bucket or credentials given");
+        sv_fail(err, STORE_ERR_INVALID, 0, "no bucket or credentials given");
         return STORE_ERR_INVALID;
     }
     pthread_once(&curl_once, curl_global);
@@ -610,7 +597,7 @@ store_status s3_client_create(const s3_client_config *cfg, s3_client **out, sv_e
     if (cfg->endpoint && cfg->endpoint[0]) {
         const char *ep = cfg->endpoint;
         if (strncmp(ep, "http://", 7) != 0 && strncmp(ep, "https://", 8) != 0) {
-            set_err(err, STORE_ERR_INVALID, "endpoint '%s' must start with http:// or https://", ep);
+            sv_fail(err, STORE_ERR_INVALID, 0, "endpoint '%s' must start with http:// or https://", ep);
             free(c);
             return STORE_ERR_INVALID;
         }
@@ -666,7 +653,7 @@ store_status s3_client_create(const s3_client_config *cfg, s3_client **out, sv_e
         curl_multi_cleanup(c->multi);
         c->multi = NULL;
         s3_client_destroy(c);
-        set_err(err, STORE_ERR_NOMEM, "cannot start the transfer thread");
+        sv_fail(err, STORE_ERR_NOMEM, 0, "cannot start the transfer thread");
         return STORE_ERR_NOMEM;
     }
     log_debug("S3 client for %s ready", c->ep.base_url);

@@ -20,21 +20,7 @@
  * wire than decoded. */
 #define S3_KEY_WIRE_MAX (3u * S3_KEY_MAX)
 
-typedef sv_error *errbuf; /* NULL: no message wanted */
 
-__attribute__((format(printf, 3, 4)))
-static s3_listing_err fail(errbuf e, s3_listing_err code, const char *fmt, ...)
-{
-    if (e) {
-        e->code = (int)code;
-        e->offset = 0;
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* ---- libxml2 setup ---------------------------------------------------- */
 
@@ -83,20 +69,20 @@ static void sanitize_message(char *s)
 }
 
 static s3_listing_err parse_document(const char *xml, size_t len, const char *what,
-                                     xmlDocPtr *doc_out, errbuf e)
+                                     xmlDocPtr *doc_out, sv_error *e)
 {
     *doc_out = NULL;
     if (!xml || len == 0)
-        return fail(e, S3_LISTING_ERR_PARSE, "%s: empty response body", what);
+        return sv_fail(e, S3_LISTING_ERR_PARSE, 0, "%s: empty response body", what);
     if (len > S3_LISTING_MAX_XML)
-        return fail(e, S3_LISTING_ERR_LIMIT, "%s: response of %zu bytes exceeds the %u byte limit",
+        return sv_fail(e, S3_LISTING_ERR_LIMIT, 0, "%s: response of %zu bytes exceeds the %u byte limit",
                     what, len, S3_LISTING_MAX_XML);
 
     pthread_once(&xml_init_once, xml_init);
     xmlParserCtxtPtr ctxt = xmlNewParserCtxt();
     if (!ctxt || !ctxt->sax) {
         xmlFreeParserCtxt(ctxt);
-        return fail(e, S3_LISTING_ERR_NOMEM, "%s: out of memory creating the XML parser", what);
+        return sv_fail(e, S3_LISTING_ERR_NOMEM, 0, "%s: out of memory creating the XML parser", what);
     }
     parse_state state = { .saw_doctype = false };
     ctxt->_private = &state;
@@ -113,19 +99,19 @@ static s3_listing_err parse_document(const char *xml, size_t len, const char *wh
     xmlSetGenericErrorFunc(saved_handler_ctx, saved_handler);
     s3_listing_err rc = S3_LISTING_OK;
     if (state.saw_doctype || (doc && (doc->intSubset || doc->extSubset))) {
-        rc = fail(e, S3_LISTING_ERR_PARSE, "%s: <!DOCTYPE> is not allowed in an S3 response", what);
+        rc = sv_fail(e, S3_LISTING_ERR_PARSE, 0, "%s: <!DOCTYPE> is not allowed in an S3 response", what);
     } else if (!doc || !ctxt->wellFormed) {
         const xmlError *xe = xmlCtxtGetLastError(ctxt);
         if (xe && xe->code == XML_ERR_NO_MEMORY) {
-            rc = fail(e, S3_LISTING_ERR_NOMEM, "%s: out of memory parsing XML", what);
+            rc = sv_fail(e, S3_LISTING_ERR_NOMEM, 0, "%s: out of memory parsing XML", what);
         } else {
-            rc = fail(e, S3_LISTING_ERR_PARSE, "%s: malformed XML at line %d: %s", what,
+            rc = sv_fail(e, S3_LISTING_ERR_PARSE, 0, "%s: malformed XML at line %d: %s", what,
                       xe ? xe->line : 0, xe && xe->message ? xe->message : "unknown error");
             if (e)
                 sanitize_message(e->msg);
         }
     } else if (!xmlDocGetRootElement(doc)) {
-        rc = fail(e, S3_LISTING_ERR_PARSE, "%s: document has no root element", what);
+        rc = sv_fail(e, S3_LISTING_ERR_PARSE, 0, "%s: document has no root element", what);
     }
     xmlFreeParserCtxt(ctxt);
     if (rc != S3_LISTING_OK) {
@@ -312,7 +298,7 @@ static const char *describe(const char *s, char *buf, size_t buflen)
 
 typedef struct {
     bool url_encoded; /* <EncodingType>url</EncodingType> */
-    errbuf e;
+    sv_error *e;
 } listing_ctx;
 
 /* Extract and validate a key or prefix (1..S3_KEY_MAX bytes after decoding). */
@@ -325,28 +311,28 @@ static s3_listing_err take_key(const listing_ctx *lc, const xmlNode *el, const c
     case TEXT_OK:
         break;
     case TEXT_TOO_LONG:
-        return fail(lc->e, S3_LISTING_ERR_LIMIT, "%s %zu: longer than %u bytes", what, index,
+        return sv_fail(lc->e, S3_LISTING_ERR_LIMIT, 0, "%s %zu: longer than %u bytes", what, index,
                     S3_KEY_MAX);
     case TEXT_NOT_TEXT:
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "%s %zu: contains markup, not text", what,
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "%s %zu: contains markup, not text", what,
                     index);
     case TEXT_NOMEM:
-        return fail(lc->e, S3_LISTING_ERR_NOMEM, "%s %zu: out of memory", what, index);
+        return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "%s %zu: out of memory", what, index);
     }
     if (lc->url_encoded) {
         if (!url_decode_in_place(s, &len) || !valid_utf8((const unsigned char *)s, len)) {
             free(s);
-            return fail(lc->e, S3_LISTING_ERR_INVALID,
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                         "%s %zu: bad URL encoding (EncodingType=url)", what, index);
         }
     }
     if (len == 0) {
         free(s);
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "%s %zu: empty", what, index);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "%s %zu: empty", what, index);
     }
     if (len > S3_KEY_MAX) {
         free(s);
-        return fail(lc->e, S3_LISTING_ERR_LIMIT, "%s %zu: longer than %u bytes", what, index,
+        return sv_fail(lc->e, S3_LISTING_ERR_LIMIT, 0, "%s %zu: longer than %u bytes", what, index,
                     S3_KEY_MAX);
     }
     *out = s;
@@ -364,15 +350,15 @@ static s3_listing_err take_scalar(const listing_ctx *lc, const xmlNode *el, cons
         break;
     case TEXT_TOO_LONG:
     case TEXT_NOT_TEXT:
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "%s: not a plain value", what);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "%s: not a plain value", what);
     case TEXT_NOMEM:
-        return fail(lc->e, S3_LISTING_ERR_NOMEM, "%s: out of memory", what);
+        return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "%s: out of memory", what);
     }
     const char *t = trim(s);
     const size_t n = strlen(t);
     if (n >= buflen) {
         free(s);
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "%s: value too long", what);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "%s: value too long", what);
     }
     memcpy(buf, t, n + 1);
     free(s);
@@ -392,12 +378,12 @@ static s3_listing_err parse_object(const listing_ctx *lc, const xmlNode *content
         if (!slot)
             continue; /* StorageClass, Owner, ChecksumAlgorithm, ...: not needed */
         if (*slot)
-            return fail(lc->e, S3_LISTING_ERR_INVALID, "object %zu: duplicate <%s>", index,
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "object %zu: duplicate <%s>", index,
                         (const char *)c->name);
         *slot = c;
     }
     if (!key_el)
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "object %zu: missing <Key>", index);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "object %zu: missing <Key>", index);
     s3_listing_err rc = take_key(lc, key_el, "object key", index, &obj->key);
     if (rc != S3_LISTING_OK)
         return rc;
@@ -406,21 +392,21 @@ static s3_listing_err parse_object(const listing_ctx *lc, const xmlNode *content
     describe(obj->key, shown, sizeof shown);
     char scalar[64];
     if (!size_el)
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "object '%s': missing <Size>", shown);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "object '%s': missing <Size>", shown);
     rc = take_scalar(lc, size_el, "object <Size>", scalar, sizeof scalar);
     if (rc != S3_LISTING_OK)
         return rc;
     if (!parse_u64(scalar, &obj->size))
-        return fail(lc->e, S3_LISTING_ERR_INVALID,
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                     "object '%s': <Size> is not a decimal number fitting 64 bits", shown);
 
     if (!mtime_el)
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "object '%s': missing <LastModified>", shown);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "object '%s': missing <LastModified>", shown);
     rc = take_scalar(lc, mtime_el, "object <LastModified>", scalar, sizeof scalar);
     if (rc != S3_LISTING_OK)
         return rc;
     if (s3_parse_iso8601(scalar, &obj->mtime) != 0)
-        return fail(lc->e, S3_LISTING_ERR_INVALID,
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                     "object '%s': <LastModified> is not an ISO 8601 UTC time", shown);
 
     /* ETag is kept byte-for-byte (quotes included) for If-Match; a server
@@ -430,18 +416,18 @@ static s3_listing_err parse_object(const listing_ctx *lc, const xmlNode *content
         case TEXT_OK:
             break;
         case TEXT_TOO_LONG:
-            return fail(lc->e, S3_LISTING_ERR_LIMIT, "object '%s': <ETag> longer than %u bytes",
+            return sv_fail(lc->e, S3_LISTING_ERR_LIMIT, 0, "object '%s': <ETag> longer than %u bytes",
                         shown, S3_ETAG_MAX);
         case TEXT_NOT_TEXT:
-            return fail(lc->e, S3_LISTING_ERR_INVALID, "object '%s': <ETag> contains markup",
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "object '%s': <ETag> contains markup",
                         shown);
         case TEXT_NOMEM:
-            return fail(lc->e, S3_LISTING_ERR_NOMEM, "object '%s': out of memory", shown);
+            return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "object '%s': out of memory", shown);
         }
     } else {
         obj->etag = strdup("");
         if (!obj->etag)
-            return fail(lc->e, S3_LISTING_ERR_NOMEM, "object '%s': out of memory", shown);
+            return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "object '%s': out of memory", shown);
     }
     return S3_LISTING_OK;
 }
@@ -454,12 +440,12 @@ static s3_listing_err parse_common_prefix(const listing_ctx *lc, const xmlNode *
         if (!is_element(c, "Prefix"))
             continue;
         if (prefix_el)
-            return fail(lc->e, S3_LISTING_ERR_INVALID, "common prefix %zu: duplicate <Prefix>",
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "common prefix %zu: duplicate <Prefix>",
                         index);
         prefix_el = c;
     }
     if (!prefix_el)
-        return fail(lc->e, S3_LISTING_ERR_INVALID, "common prefix %zu: missing <Prefix>", index);
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "common prefix %zu: missing <Prefix>", index);
     return take_key(lc, prefix_el, "common prefix", index, out);
 }
 
@@ -486,13 +472,13 @@ static s3_listing_err collect_fields(const listing_ctx *lc, const xmlNode *root,
             if (!slot)
                 continue; /* Name, Prefix, Delimiter, MaxKeys, StartAfter, ... */
             if (*slot)
-                return fail(lc->e, S3_LISTING_ERR_INVALID, "ListBucketResult: duplicate <%s>",
+                return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "ListBucketResult: duplicate <%s>",
                             (const char *)c->name);
             *slot = c;
         }
         /* Checked while counting so a huge page is refused before allocation. */
         if (*n_objects + *n_prefixes > S3_LISTING_MAX_ENTRIES)
-            return fail(lc->e, S3_LISTING_ERR_LIMIT,
+            return sv_fail(lc->e, S3_LISTING_ERR_LIMIT, 0,
                         "ListBucketResult: more than %u objects and prefixes in one page",
                         S3_LISTING_MAX_ENTRIES);
     }
@@ -513,7 +499,7 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
         if (rc != S3_LISTING_OK)
             return rc;
         if (strcmp(scalar, "url") != 0)
-            return fail(lc->e, S3_LISTING_ERR_INVALID, "ListBucketResult: unknown <EncodingType>");
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "ListBucketResult: unknown <EncodingType>");
         lc->url_encoded = true;
     }
     if (f.is_truncated) {
@@ -523,7 +509,7 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
         if (strcmp(scalar, "true") == 0)
             l->truncated = true;
         else if (strcmp(scalar, "false") != 0)
-            return fail(lc->e, S3_LISTING_ERR_INVALID,
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                         "ListBucketResult: <IsTruncated> is neither true nor false");
     }
     if (f.key_count) {
@@ -532,7 +518,7 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
             return rc;
         uint64_t count;
         if (!parse_u64(scalar, &count) || count > UINT32_MAX)
-            return fail(lc->e, S3_LISTING_ERR_INVALID,
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                         "ListBucketResult: <KeyCount> is not a decimal number fitting 32 bits");
         l->key_count = (uint32_t)count;
     }
@@ -542,14 +528,14 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
         case TEXT_OK:
             break;
         case TEXT_TOO_LONG:
-            return fail(lc->e, S3_LISTING_ERR_LIMIT,
+            return sv_fail(lc->e, S3_LISTING_ERR_LIMIT, 0,
                         "ListBucketResult: <NextContinuationToken> longer than %u bytes",
                         S3_TOKEN_MAX);
         case TEXT_NOT_TEXT:
-            return fail(lc->e, S3_LISTING_ERR_INVALID,
+            return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                         "ListBucketResult: <NextContinuationToken> contains markup");
         case TEXT_NOMEM:
-            return fail(lc->e, S3_LISTING_ERR_NOMEM, "ListBucketResult: out of memory");
+            return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "ListBucketResult: out of memory");
         }
         if (len == 0) {
             free(l->next_token); /* an empty token is no token */
@@ -557,19 +543,19 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
         }
     }
     if (l->truncated && !l->next_token)
-        return fail(lc->e, S3_LISTING_ERR_INVALID,
+        return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0,
                     "ListBucketResult: truncated page without a <NextContinuationToken>");
 
     /* calloc so that a failure halfway leaves only NULLs for free() to skip. */
     if (n_objects > 0) {
         l->objects = calloc(n_objects, sizeof *l->objects);
         if (!l->objects)
-            return fail(lc->e, S3_LISTING_ERR_NOMEM, "ListBucketResult: out of memory");
+            return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "ListBucketResult: out of memory");
     }
     if (n_prefixes > 0) {
         l->prefixes = calloc(n_prefixes, sizeof *l->prefixes);
         if (!l->prefixes)
-            return fail(lc->e, S3_LISTING_ERR_NOMEM, "ListBucketResult: out of memory");
+            return sv_fail(lc->e, S3_LISTING_ERR_NOMEM, 0, "ListBucketResult: out of memory");
     }
     for (const xmlNode *c = root->children; c; c = c->next) {
         if (is_element(c, "Contents")) {
@@ -590,10 +576,10 @@ static void error_code_of(const xmlNode *root, char *buf, size_t buflen);
 
 s3_listing_err s3_listing_parse(const char *xml, size_t len, store_listing *out, sv_error *err)
 {
-    errbuf e = err;
+    sv_error *e = err;
     sv_error_clear(err);
     if (!out)
-        return fail(e, S3_LISTING_ERR_INVALID, "ListBucketResult: no output given");
+        return sv_fail(e, S3_LISTING_ERR_INVALID, 0, "ListBucketResult: no output given");
     memset(out, 0, sizeof *out);
 
     xmlDocPtr doc = NULL;
@@ -604,11 +590,11 @@ s3_listing_err s3_listing_parse(const char *xml, size_t len, store_listing *out,
     if (is_element(root, "Error")) {
         char code[64];
         error_code_of(root, code, sizeof code);
-        rc = fail(e, S3_LISTING_ERR_PARSE, "ListBucketResult: the response is an S3 error (%s)",
+        rc = sv_fail(e, S3_LISTING_ERR_PARSE, 0, "ListBucketResult: the response is an S3 error (%s)",
                   code[0] ? code : "no code");
     } else if (!is_element(root, "ListBucketResult")) {
         char shown[65];
-        rc = fail(e, S3_LISTING_ERR_PARSE, "ListBucketResult: unexpected root element <%s>",
+        rc = sv_fail(e, S3_LISTING_ERR_PARSE, 0, "ListBucketResult: unexpected root element <%s>",
                   describe((const char *)root->name, shown, sizeof shown));
     } else {
         listing_ctx lc = { .url_encoded = false, .e = e };
@@ -692,7 +678,7 @@ s3_listing_err s3_error_parse(const char *xml, size_t len, char *code, size_t co
     copy_sanitized(code, codelen, "");
     copy_sanitized(message, messagelen, "");
     xmlDocPtr doc = NULL;
-    const errbuf no_message = NULL;
+    sv_error *const no_message = NULL;
     if (parse_document(xml, len, "Error", &doc, no_message) != S3_LISTING_OK)
         return S3_LISTING_ERR_PARSE;
     const xmlNode *root = xmlDocGetRootElement(doc);

@@ -167,7 +167,7 @@ int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_met
     const size_t errlen = sizeof err;
     const pq_row_group *rg = &m->row_groups[g];
     if (rg->num_rows < 0 || rg->num_rows > SELECTION_MAX_ROWS_PER_GROUP) {
-        sv_fail(error, 1, 0, "row group %u has %lld rows (limit %u)", g, (long long)rg->num_rows,
+        sv_fail(error, SELECTION_E_LIMIT, 0, "row group %u has %lld rows (limit %u)", g, (long long)rg->num_rows,
                 SELECTION_MAX_ROWS_PER_GROUP);
         return -1;
     }
@@ -227,6 +227,6 @@ int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_met
     free(pc);
     free(bits);
     if (rc != 0)
-        sv_fail(error, 1, 0, "%s", err);
+        sv_fail(error, SELECTION_E_FILTER, 0, "%s", err);
     return rc;
 }

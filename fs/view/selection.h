@@ -16,6 +16,16 @@
 #define SELECTION_MAX_FILTER_BYTES (256ull << 20) /* decoded BYTES values of one filter column */
 #define SELECTION_MAX_ROWS_PER_GROUP (8u << 20)   /* the filter columns of a row group are held decoded */
 
+/* Why a row group's selection could not be had (the code of its sv_error);
+ * the file is then served real. */
+typedef enum {
+    SELECTION_OK = 0,
+    SELECTION_E_LIMIT,  /* a row group or filter chunk over the limits above */
+    SELECTION_E_FILTER, /* a filter chunk unreadable, undecodable or out of the file */
+    SELECTION_E_LAYOUT, /* the footer's row counts make no sense */
+    SELECTION_E_NOMEM,
+} selection_status;
+
 /* Append the selected rows of row group g (relative to the group) to *sel:
  * 0, or -1 with err saying why (the file is then served real). */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,

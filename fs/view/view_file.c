@@ -101,7 +101,7 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
     for (uint32_t g = 0; g < m->n_row_groups; g++) {
         int64_t n = m->row_groups[g].num_rows;
         if (n < 0)
-            return sv_fail(err, 1, 0, "row group %u: negative row count", g);
+            return sv_fail(err, SELECTION_E_LAYOUT, 0, "row group %u: negative row count", g);
         row_ranges from_where = {0};
         bool ok = true;
         if (b) {
@@ -120,7 +120,7 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
             vf->sel[g] = from_where;
         }
         if (!ok)
-            return sv_fail(err, 1, 0, "out of memory");
+            return sv_fail(err, SELECTION_E_NOMEM, 0, "out of memory");
         vf->selected_rows += row_ranges_count(&vf->sel[g]);
         first += (uint64_t)n;
     }
