@@ -88,6 +88,9 @@ static bool read_field(pm *d, const pqm_field *fd, const tc_field *f, void *obj)
 
 static const pqm_field *find_field(const pqm_table *t, int16_t id)
 {
+    /* Most tables list ids 1, 2, 3, ... in order. */
+    if (id >= 1 && (size_t)id <= t->n && t->fields[id - 1].id == id)
+        return &t->fields[id - 1];
     for (size_t i = 0; i < t->n; i++)
         if (t->fields[i].id == id)
             return &t->fields[i];
