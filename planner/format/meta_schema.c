@@ -102,17 +102,26 @@ static const struct {
     uint8_t kind, unit, bit_width; /* pq_logical_kind, pq_time_unit (TIME, TIMESTAMP) */
     bool is_signed;
 } from_converted[] = {
-    [PQ_CT_UTF8] = {PQ_LT_STRING}, [PQ_CT_MAP] = {PQ_LT_MAP}, [PQ_CT_LIST] = {PQ_LT_LIST},
-    [PQ_CT_ENUM] = {PQ_LT_ENUM}, [PQ_CT_DECIMAL] = {PQ_LT_DECIMAL}, [PQ_CT_DATE] = {PQ_LT_DATE},
-    [PQ_CT_TIME_MILLIS] = {PQ_LT_TIME, PQ_UNIT_MILLIS},
-    [PQ_CT_TIME_MICROS] = {PQ_LT_TIME, PQ_UNIT_MICROS},
-    [PQ_CT_TIMESTAMP_MILLIS] = {PQ_LT_TIMESTAMP, PQ_UNIT_MILLIS},
-    [PQ_CT_TIMESTAMP_MICROS] = {PQ_LT_TIMESTAMP, PQ_UNIT_MICROS},
-    [PQ_CT_UINT_8] = {PQ_LT_INTEGER, 0, 8}, [PQ_CT_UINT_16] = {PQ_LT_INTEGER, 0, 16},
-    [PQ_CT_UINT_32] = {PQ_LT_INTEGER, 0, 32}, [PQ_CT_UINT_64] = {PQ_LT_INTEGER, 0, 64},
-    [PQ_CT_INT_8] = {PQ_LT_INTEGER, 0, 8, true}, [PQ_CT_INT_16] = {PQ_LT_INTEGER, 0, 16, true},
-    [PQ_CT_INT_32] = {PQ_LT_INTEGER, 0, 32, true}, [PQ_CT_INT_64] = {PQ_LT_INTEGER, 0, 64, true},
-    [PQ_CT_JSON] = {PQ_LT_JSON}, [PQ_CT_BSON] = {PQ_LT_BSON},
+    [PQ_CT_UTF8] = {.kind = PQ_LT_STRING},
+    [PQ_CT_MAP] = {.kind = PQ_LT_MAP},
+    [PQ_CT_LIST] = {.kind = PQ_LT_LIST},
+    [PQ_CT_ENUM] = {.kind = PQ_LT_ENUM},
+    [PQ_CT_DECIMAL] = {.kind = PQ_LT_DECIMAL},
+    [PQ_CT_DATE] = {.kind = PQ_LT_DATE},
+    [PQ_CT_TIME_MILLIS] = {.kind = PQ_LT_TIME, .unit = PQ_UNIT_MILLIS},
+    [PQ_CT_TIME_MICROS] = {.kind = PQ_LT_TIME, .unit = PQ_UNIT_MICROS},
+    [PQ_CT_TIMESTAMP_MILLIS] = {.kind = PQ_LT_TIMESTAMP, .unit = PQ_UNIT_MILLIS},
+    [PQ_CT_TIMESTAMP_MICROS] = {.kind = PQ_LT_TIMESTAMP, .unit = PQ_UNIT_MICROS},
+    [PQ_CT_UINT_8] = {.kind = PQ_LT_INTEGER, .bit_width = 8},
+    [PQ_CT_UINT_16] = {.kind = PQ_LT_INTEGER, .bit_width = 16},
+    [PQ_CT_UINT_32] = {.kind = PQ_LT_INTEGER, .bit_width = 32},
+    [PQ_CT_UINT_64] = {.kind = PQ_LT_INTEGER, .bit_width = 64},
+    [PQ_CT_INT_8] = {.kind = PQ_LT_INTEGER, .bit_width = 8, .is_signed = true},
+    [PQ_CT_INT_16] = {.kind = PQ_LT_INTEGER, .bit_width = 16, .is_signed = true},
+    [PQ_CT_INT_32] = {.kind = PQ_LT_INTEGER, .bit_width = 32, .is_signed = true},
+    [PQ_CT_INT_64] = {.kind = PQ_LT_INTEGER, .bit_width = 64, .is_signed = true},
+    [PQ_CT_JSON] = {.kind = PQ_LT_JSON},
+    [PQ_CT_BSON] = {.kind = PQ_LT_BSON},
 };
 
 static pq_logical_type logical_from_converted(const pq_schema_element *e)
