@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sv_civil.h"
+
 /* NOERROR/NOWARNING keep libxml2 from printing to stderr; errors are read
  * back from the parser context instead. NOENT, DTDLOAD and HUGE stay off. */
 #define SIEVE_XML_OPTIONS (XML_PARSE_NONET | XML_PARSE_NOERROR | XML_PARSE_NOWARNING)
@@ -719,26 +721,8 @@ static bool take(const char **s, char c)
     return true;
 }
 
-static bool is_leap(int y)
-{
-    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
- * days_from_civil): no timegm, no TZ, no locale. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    const int64_t era = (y >= 0 ? y : y - 399) / 400;
-    const int64_t yoe = y - era * 400;
-    const int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 int s3_parse_iso8601(const char *s, int64_t *out)
 {
-    static const int month_days[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     if (!s || !out)
         return -1;
     int year, month, day, hour, minute, second;
@@ -750,9 +734,8 @@ int s3_parse_iso8601(const char *s, int64_t *out)
     if (!take_digits(&s, 2, &hour) || !take(&s, ':') || !take_digits(&s, 2, &minute) ||
         !take(&s, ':') || !take_digits(&s, 2, &second))
         return -1;
-    if (month < 1 || month > 12 || day < 1 ||
-        day > month_days[month - 1] + (month == 2 && is_leap(year)) || hour > 23 ||
-        minute > 59 || second > 60) /* 60: a leap second, counted as the next minute's 0 */
+    if (!sv_civil_valid(year, month, day) || hour > 23 || minute > 59 ||
+        second > 60) /* 60: a leap second, counted as the next minute's 0 */
         return -1;
     if (take(&s, '.')) {
         if (*s < '0' || *s > '9')
@@ -774,7 +757,7 @@ int s3_parse_iso8601(const char *s, int64_t *out)
     }
     if (*s != '\0')
         return -1;
-    *out = days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second -
+    *out = sv_days_from_civil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second -
            offset_seconds;
     return 0;
 }
