@@ -5,13 +5,12 @@
 #include "column_resolve.h"
 
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixture_files.h"
+#include "fixture_set.h"
 
 /* The leaf whose path is exactly path, through the column resolver, or NULL. */
 static const pq_leaf *leaf_named(const pq_file_meta *m, const char *path)
@@ -27,54 +26,6 @@ static const pq_leaf *leaf_named(const pq_file_meta *m, const char *path)
 /* ------------------------------------------------------------------ */
 /* fixtures                                                            */
 /* ------------------------------------------------------------------ */
-
-typedef struct {
-    char name[128];
-    uint8_t *data;
-    size_t len;
-    json_t *exp;
-} fixture;
-
-static int fixture_list(fixture *out, int max)
-{
-    const char *dir = FIXTURE_DIR;
-    DIR *d = opendir(dir);
-    cr_assert(d != NULL, "no fixture dir %s", dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < max) {
-        const size_t l = strlen(e->d_name);
-        if (l < 9 || strcmp(e->d_name + l - 8, ".parquet") != 0)
-            continue;
-        fixture *fx = &out[n++];
-        snprintf(fx->name, sizeof fx->name, "%.*s", (int)(l - 8), e->d_name);
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        fx->data = fixture_read(path, &fx->len);
-        snprintf(path, sizeof path, "%s/%s.json", dir, fx->name);
-        json_error_t je;
-        fx->exp = json_load_file(path, 0, &je);
-        cr_assert(fx->exp != NULL, "%s: %s", path, je.text);
-    }
-    closedir(d);
-    cr_assert(n >= 8, "expected the committed fixtures, found %d", n);
-    return n;
-}
-
-static void fixture_free(fixture *fx, int n)
-{
-    for (int i = 0; i < n; i++) {
-        free(fx[i].data);
-        json_decref(fx[i].exp);
-    }
-}
-
-static int64_t jint(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    cr_assert(json_is_integer(v), "missing integer %s", key);
-    return json_integer_value(v);
-}
 
 static const char *jstr(json_t *o, const char *key)
 {
@@ -443,16 +394,16 @@ static void check_fixture(const fixture *fx)
 Test(fixtures, all_match_expected_json)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     for (int i = 0; i < n; i++)
         check_fixture(&fx[i]);
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 Test(fixtures, specific_facts)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     for (int i = 0; i < n; i++) {
         pq_file_meta *m;
         tc_error err;
@@ -504,13 +455,13 @@ Test(fixtures, specific_facts)
         }
         pq_file_meta_free(m);
     }
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 Test(fixtures, every_truncated_footer_fails)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     for (int i = 0; i < n; i++) {
         const uint32_t flen = (uint32_t)jint(fx[i].exp, "footer_len");
         const uint8_t *footer = fx[i].data + fx[i].len - 8 - flen;
@@ -525,13 +476,13 @@ Test(fixtures, every_truncated_footer_fails)
             cr_assert_leq(err.offset, cut);
         }
     }
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 Test(fixtures, mutated_footers_never_crash)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     uint64_t seed = 0x9e3779b97f4a7c15u;
     for (int i = 0; i < n; i++) {
         const uint32_t flen = (uint32_t)jint(fx[i].exp, "footer_len");
@@ -551,7 +502,7 @@ Test(fixtures, mutated_footers_never_crash)
         }
         free(copy);
     }
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 /* ------------------------------------------------------------------ */
