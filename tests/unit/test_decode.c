@@ -10,10 +10,7 @@ static uint64_t rng = 0x243f6a8885a308d3ull;
 
 static uint64_t rnd64(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift64(&rng);
 }
 
 static pq_column_desc col(pq_physical_type t, int32_t tl, uint16_t max_def, uint16_t max_rep)
