@@ -44,11 +44,8 @@ decimal.getcontext().prec = 100
 
 @pytest.fixture(scope="session")
 def pq_dump_bin() -> str:
-    b = s3env.build_tool("pq_dump", "PQ_DUMP_BIN")
-    if not s3env.is_executable(b):
-        pytest.fail(f"pq_dump not found or not executable: {b} "
-                    f"(build it: cmake -S . -B build -G Ninja && cmake --build build, or set PQ_DUMP_BIN)")
-    return b
+    return s3env.build_tool("pq_dump", "PQ_DUMP_BIN", pytest.fail,
+                            "cmake -S . -B build -G Ninja && cmake --build build")
 
 
 # -- fixture data ---------------------------------------------------------------

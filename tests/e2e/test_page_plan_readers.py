@@ -66,11 +66,8 @@ CASES: list = []
 
 @pytest.fixture(scope="session")
 def pq_synth_bin() -> str:
-    b = s3env.build_tool("pq_synth", "PQ_SYNTH_BIN")
-    if not s3env.is_executable(b):
-        pytest.skip(f"pq_synth not built: {b} (build it: cmake --build build --target pq_synth, "
-                    f"or set PQ_SYNTH_BIN)")
-    return b
+    return s3env.build_tool("pq_synth", "PQ_SYNTH_BIN", pytest.skip,
+                            "cmake --build build --target pq_synth")
 
 
 # -- fixture files ----------------------------------------------------------------
