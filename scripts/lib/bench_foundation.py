@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import re
 import shutil
 import statistics
@@ -38,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import s3env  # noqa: E402
-from bench_mount import Mount  # noqa: E402
+from bench_mount import Mount, fmt_bytes, host_line, moto_version, unmount_all  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
 MiB = 1 << 20
@@ -246,14 +245,9 @@ def bench_b(moto, work: Path, big_path: Path, pairs: int) -> dict:
 
 
 # -- report ----------------------------------------------------------------------------------
-def fmt_bytes(n: float) -> str:
-    return f"{n / MiB:,.2f} MiB" if n >= MiB else f"{n / 1024:,.1f} KiB"
-
-
 def report(a: dict | None, b: dict | None, args) -> str:
     out = ["# sievefs foundation benchmark (loopback)", ""]
-    ver = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.strip()
-    out.append(f"{ver}; {platform.system()} {platform.release()}; {os.cpu_count()} CPUs; "
+    out.append(f"{host_line()}; "
                f"server: moto {moto_version()} via tests/e2e/moto_launch.py (ranged GETs read only the range; "
                f"SigV4 verified); {time.strftime('%Y-%m-%d %H:%M')}")
     out.append("")
@@ -289,14 +283,6 @@ def report(a: dict | None, b: dict | None, args) -> str:
     return "\n".join(out)
 
 
-def moto_version() -> str:
-    try:
-        import importlib.metadata
-        return importlib.metadata.version("moto")
-    except Exception:  # noqa: BLE001
-        return "?"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--parquet-mb", type=int, default=150)
@@ -328,9 +314,7 @@ def main() -> int:
             print("(b) throughput ...", flush=True)
             b = bench_b(moto, work, big_path, args.pairs)
     finally:
-        for mp, *_ in s3env.mountinfo():
-            if mp.startswith(str(work)):
-                s3env.unmount(mp, s3env.procs_matching(BIN, mp))
+        unmount_all(work)
         moto.stop()
         shutil.rmtree(work, ignore_errors=True)
     text = report(a, b, args)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import statistics
@@ -45,10 +44,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import s3env  # noqa: E402
-from bench_mount import Mount  # noqa: E402
+from bench_mount import Mount, fmt_bytes, host_line, moto_version, unmount_all  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
-MiB = 1 << 20
 RATIO_LIMIT = 0.10
 KEY = "tables/wide/part-00000.parquet"
 INTS = [f"i{k}" for k in range(9)]
@@ -163,18 +161,6 @@ def one_run(moto, bucket: str, work: Path, tag: str, qname: str, mode: str, thre
 
 
 # -- report ------------------------------------------------------------------------------------
-def fmt_bytes(n: float) -> str:
-    return f"{n / MiB:,.2f} MiB" if n >= MiB else f"{n / 1024:,.1f} KiB"
-
-
-def moto_version() -> str:
-    try:
-        import importlib.metadata
-        return importlib.metadata.version("moto")
-    except Exception:  # noqa: BLE001
-        return "?"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=1_000_000)
@@ -221,9 +207,7 @@ def main() -> int:
                     print(f"{q} pair {i + 1}/{args.pairs} {mode:5}: {r['bytes']:>12,} B in {r['requests']:>6} GETs, "
                           f"query {r['query_s']:.2f} s", flush=True)
     finally:
-        for mp, *_ in s3env.mountinfo():
-            if mp.startswith(str(work)):
-                s3env.unmount(mp, s3env.procs_matching(BIN, mp))
+        unmount_all(work)
         moto.stop()
         if args.keep:
             print(f"work directory kept: {work}")
@@ -232,9 +216,8 @@ def main() -> int:
 
     size = path.stat().st_size
     ok = True
-    ver = subprocess.run([BIN, "--version"], capture_output=True, text=True).stdout.strip()
     out = ["# sievefs query-view benchmark (loopback)", "",
-           f"{ver}; {platform.system()} {platform.release()}; {os.cpu_count()} CPUs; moto {moto_version()} via "
+           f"{host_line()}; moto {moto_version()} via "
            f"tests/e2e/moto_launch.py; {time.strftime('%Y-%m-%d %H:%M')}", "",
            f"Table: {meta['rows']:,} rows x 20 columns (id, sel, 9 int64, 9 double), PLAIN, uncompressed, "
            f"page index, {meta['row_groups']} row groups, {fmt_bytes(size)}. "

@@ -79,12 +79,15 @@ import json
 import os
 import struct
 import subprocess
+import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "fixtures"))
+from thrift_reader import Reader  # noqa: E402
 FIXED_WIDTH = {"INT32": 4, "FLOAT": 4, "INT64": 8, "DOUBLE": 8, "INT96": 12}
 DICT_ENCODINGS = {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
@@ -160,76 +163,6 @@ def inspect_json(path, sievefs_bin: str | None = None) -> dict:
     return json.loads(r.stdout)
 
 
-class _Thrift:
-    """Minimal thrift compact-protocol reader: structs become {field_id: value}."""
-
-    def __init__(self, buf: bytes, pos: int = 0):
-        self.buf = buf
-        self.pos = pos
-
-    def _byte(self) -> int:
-        b = self.buf[self.pos]
-        self.pos += 1
-        return b
-
-    def _varint(self) -> int:
-        v = shift = 0
-        while True:
-            b = self._byte()
-            v |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return v
-            shift += 7
-
-    def _zigzag(self) -> int:
-        v = self._varint()
-        return (v >> 1) ^ -(v & 1)
-
-    def value(self, t: int):
-        if t in (1, 2):
-            return self._byte() == 1
-        if t == 3:
-            return struct.unpack("b", bytes([self._byte()]))[0]
-        if t in (4, 5, 6):
-            return self._zigzag()
-        if t == 7:
-            self.pos += 8
-            return None
-        if t == 8:
-            n = self._varint()
-            self.pos += n
-            return None             # strings/binary are not needed here
-        if t in (9, 10):
-            b = self._byte()
-            n, et = b >> 4, b & 0x0F
-            if n == 15:
-                n = self._varint()
-            return [self.value(et) for _ in range(n)]
-        if t == 11:
-            n = self._varint()
-            if n:
-                kv = self._byte()
-                for _ in range(n):
-                    self.value(kv >> 4)
-                    self.value(kv & 0x0F)
-            return None
-        if t == 12:
-            return self.struct()
-        raise ValueError(f"bad thrift type {t}")
-
-    def struct(self) -> dict:
-        out = {}
-        last = 0
-        while True:
-            b = self._byte()
-            if b == 0:
-                return out
-            t, d = b & 0x0F, b >> 4
-            fid = last + d if d else self._zigzag()
-            last = fid
-            out[fid] = (t == 1) if t in (1, 2) else self.value(t)
-
-
 def footer_facts(path) -> tuple:
     """(footer bytes incl. the 8-byte trailer, [[(offset_index_offset,
     offset_index_length) or None per column] per row group])."""
@@ -242,7 +175,7 @@ def footer_facts(path) -> tuple:
             raise ValueError(f"{path}: not a Parquet file")
         n = struct.unpack("<I", tail[:4])[0]
         f.seek(size - 8 - n)
-        meta = _Thrift(f.read(n)).struct()
+        meta = Reader(f.read(n)).struct()
     oi = []
     for rg in meta.get(4) or []:
         row = []

@@ -85,27 +85,29 @@ def _stale_mount_cleanup(tmp_path_factory):
 @pytest.fixture(scope="session")
 def sievefs_bin() -> str:
     b = os.environ.get("SIEVEFS_BIN") or str(REPO / "build" / "sievefs")
-    if not (os.path.isfile(b) and os.access(b, os.X_OK)):
+    if not s3env.is_executable(b):
         pytest.fail(f"sievefs binary not found or not executable: {b} "
                     f"(build it: cmake -S . -B build -G Ninja && cmake --build build, or set SIEVEFS_BIN)")
     return os.path.realpath(b)
 
 
-@pytest.fixture(scope="session")
-def moto(tmp_path_factory):
-    log = tmp_path_factory.mktemp("moto") / "moto.log"
-    srv = MotoServer(auth=True, log_path=log).start()
+def _serve_moto(tmp_path_factory, name: str, auth: bool):
+    """A moto server for the session, logging to <basetemp>/<name>N/moto.log."""
+    log = tmp_path_factory.mktemp(name) / "moto.log"
+    srv = MotoServer(auth=auth, log_path=log).start()
     yield srv
     srv.stop()
+
+
+@pytest.fixture(scope="session")
+def moto(tmp_path_factory):
+    yield from _serve_moto(tmp_path_factory, "moto", auth=True)
 
 
 @pytest.fixture(scope="session")
 def moto_noauth(tmp_path_factory):
     """A second moto that accepts unsigned requests (for --no-sign-request)."""
-    log = tmp_path_factory.mktemp("moto-noauth") / "moto.log"
-    srv = MotoServer(auth=False, log_path=log).start()
-    yield srv
-    srv.stop()
+    yield from _serve_moto(tmp_path_factory, "moto-noauth", auth=False)
 
 
 @pytest.fixture(scope="session")
@@ -185,6 +187,20 @@ def _sanitizer_env(env: dict, san_dir: Path) -> dict:
     return env
 
 
+def _sievefs_env(home: Path, moto, creds, env: dict | None, san_dir: Path) -> dict:
+    """The environment sievefs runs in: clean, with HOME; moto's keys when creds
+    is "default", those of a Credentials, or none; env on top; sanitizer logs
+    into san_dir."""
+    e = clean_env(home=home)
+    if creds == "default":
+        e.update(moto.creds.env())
+    elif isinstance(creds, Credentials):
+        e.update(creds.env())
+    if env:
+        e.update({k: str(v) for k, v in env.items()})
+    return _sanitizer_env(e, san_dir)
+
+
 def sanitizer_reports(san_dir: Path, *texts: str) -> list:
     found = []
     for t in texts:
@@ -226,14 +242,7 @@ def run_cli(request, sievefs_bin, tmp_path, home, moto):
     results = []
 
     def run(*args, env=None, creds="default", timeout=60, input=None):
-        e = clean_env(home=home)
-        if creds == "default":
-            e.update(moto.creds.env())
-        elif isinstance(creds, Credentials):
-            e.update(creds.env())
-        if env:
-            e.update({k: str(v) for k, v in env.items()})
-        e = _sanitizer_env(e, san_dir)
+        e = _sievefs_env(home, moto, creds, env, san_dir)
         argv = [sievefs_bin, *map(str, args)]
         try:
             p = subprocess.run(argv, capture_output=True, text=True, env=e, timeout=timeout,
@@ -351,14 +360,7 @@ def mount(request, sievefs_bin, moto, tmp_path, home):
         argv += [str(a) for a in args]
         if foreground:
             argv.append("-f")
-        e = clean_env(home=home)
-        if creds == "default":
-            e.update(moto.creds.env())
-        elif isinstance(creds, Credentials):
-            e.update(creds.env())
-        if env:
-            e.update({k: str(v) for k, v in env.items()})
-        e = _sanitizer_env(e, san_dir)
+        e = _sievefs_env(home, moto, creds, env, san_dir)
         m = Mount(mp, argv, stderr_path, san_dir, marker_allow + list(allow_stderr), None,
                   sievefs_bin, foreground)
         mounts.append(m)

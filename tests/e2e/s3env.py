@@ -29,6 +29,25 @@ REGION = "us-east-1"
 AWS_ENV_PREFIXES = ("AWS_",)
 
 
+def build_tool(name: str, env_var: str, missing, how: str) -> str:
+    """Where a binary of the build (pq_dump, pq_synth) is: $env_var; else
+    beside SIEVEFS_BIN (so that the sanitizer e2e run uses the sanitizer
+    build's); else <repo>/build/name. When that is not an executable file,
+    missing(message) (pytest.fail or pytest.skip), the message saying how to
+    build it."""
+    b = os.environ.get(env_var)
+    if not b and os.environ.get("SIEVEFS_BIN"):
+        b = str(Path(os.environ["SIEVEFS_BIN"]).parent / name)
+    b = b or str(REPO / "build" / name)
+    if not is_executable(b):
+        missing(f"{name} not built or not executable: {b} (build it: {how}, or set {env_var})")
+    return b
+
+
+def is_executable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
 def die_with_parent():
     """preexec_fn: the child gets SIGTERM when the process that started it
     dies (even by SIGKILL), so a killed pytest/demo/bench leaves no server or

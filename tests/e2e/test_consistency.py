@@ -13,6 +13,17 @@ MiB = 1 << 20
 CHANGED = r"(?i)precondition|412|If-Match|changed|modified|etag|404|NoSuchKey|not found|deleted|read failed"
 
 
+def read_fails_once_changed(m, key: str, head: bytes, change, offset: int, errnos: tuple):
+    """Open key on mount m and read its first bytes (they must be head); after
+    change() a read at offset must fail with one of errnos."""
+    with open(m / key, "rb", buffering=0) as f:
+        assert os.pread(f.fileno(), len(head), 0) == head
+        change()
+        with pytest.raises(OSError) as e:
+            os.pread(f.fileno(), 4096, offset)
+        assert e.value.errno in errnos
+
+
 @pytest.mark.asan
 @pytest.mark.allow_stderr(CHANGED)
 def test_replaced_after_open_gives_eio(s3, bucket, mount):
@@ -40,12 +51,9 @@ def test_replaced_with_different_size(s3, bucket, mount):
     v1 = s3env.det_bytes("size1", 20 * MiB)
     b = bucket({"obj.bin": v1})
     m = mount(bucket=b)
-    with open(m / "obj.bin", "rb", buffering=0) as f:
-        assert os.pread(f.fileno(), 100, 0) == v1[:100]
-        s3.put_object(Bucket=b, Key="obj.bin", Body=b"tiny now")
-        with pytest.raises(OSError) as e:
-            os.pread(f.fileno(), 4096, 15 * MiB)
-        assert e.value.errno == errno.EIO
+    read_fails_once_changed(m, "obj.bin", v1[:100],
+                            lambda: s3.put_object(Bucket=b, Key="obj.bin", Body=b"tiny now"),
+                            15 * MiB, (errno.EIO,))
 
 
 @pytest.mark.allow_stderr(CHANGED)
@@ -94,12 +102,9 @@ def test_deleted_after_open(s3, bucket, mount):
     data = s3env.det_bytes("del2", 12 * MiB)
     b = bucket({"gone.bin": data})
     m = mount(bucket=b)
-    with open(m / "gone.bin", "rb", buffering=0) as f:
-        assert os.pread(f.fileno(), 10, 0) == data[:10]
-        s3.delete_object(Bucket=b, Key="gone.bin")
-        with pytest.raises(OSError) as e:
-            os.pread(f.fileno(), 4096, 9 * MiB)
-        assert e.value.errno in (errno.EIO, errno.ENOENT)
+    read_fails_once_changed(m, "gone.bin", data[:10],
+                            lambda: s3.delete_object(Bucket=b, Key="gone.bin"),
+                            9 * MiB, (errno.EIO, errno.ENOENT))
 
 
 @pytest.mark.asan

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+import s3env
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 pc = pytest.importorskip("pyarrow.compute")
@@ -42,14 +44,8 @@ decimal.getcontext().prec = 100
 
 @pytest.fixture(scope="session")
 def pq_dump_bin() -> str:
-    b = os.environ.get("PQ_DUMP_BIN")
-    if not b and os.environ.get("SIEVEFS_BIN"):
-        b = str(Path(os.environ["SIEVEFS_BIN"]).parent / "pq_dump")
-    b = b or str(REPO / "build" / "pq_dump")
-    if not (os.path.isfile(b) and os.access(b, os.X_OK)):
-        pytest.fail(f"pq_dump not found or not executable: {b} "
-                    f"(build it: cmake -S . -B build -G Ninja && cmake --build build, or set PQ_DUMP_BIN)")
-    return b
+    return s3env.build_tool("pq_dump", "PQ_DUMP_BIN", pytest.fail,
+                            "cmake -S . -B build -G Ninja && cmake --build build")
 
 
 # -- fixture data ---------------------------------------------------------------

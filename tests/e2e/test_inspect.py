@@ -5,8 +5,9 @@ JSON, for local files, files read through a mount, and s3:// objects.
 Expected values come from pyarrow's metadata API, from the committed fixture
 facts (tests/fixtures/parquet/*.json), and from the independent pure-Python
 page-header walker in tests/fixtures/gen_parquet_fixtures.py (loaded here
-without its numpy-using parts)."""
+without its numpy-using parts) over the thrift reader beside it."""
 import ast
+import importlib.util
 import json
 import random
 import re
@@ -42,15 +43,19 @@ COLUMN_KEYS = ["path", "offset", "length", "codec", "encodings", "num_values",
 
 # -- the independent walker ------------------------------------------------------
 def _load_walker() -> dict:
-    """Reader, parse_page_header, zstd_blocks and walk_pages from the fixture
-    generator, without executing the rest of it (it needs numpy)."""
+    """parse_page_header, zstd_blocks and walk_pages from the fixture
+    generator, without executing the rest of it (it needs numpy), and the
+    Reader they use (tests/fixtures/thrift_reader.py)."""
+    spec = importlib.util.spec_from_file_location("thrift_reader", GEN.parent / "thrift_reader.py")
+    reader = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(reader)
     tree = ast.parse(GEN.read_text(), str(GEN))
-    keep = [n for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))
-            and n.name in {"Reader", "parse_page_header", "zstd_blocks", "walk_pages"}]
-    assert len(keep) == 4, "walker functions not found in gen_parquet_fixtures.py"
+    keep = [n for n in tree.body if isinstance(n, ast.FunctionDef)
+            and n.name in {"parse_page_header", "zstd_blocks", "walk_pages"}]
+    assert len(keep) == 3, "walker functions not found in gen_parquet_fixtures.py"
     mod = ast.Module(body=[ast.Import(names=[ast.alias("struct")]),
                           ast.Import(names=[ast.alias("zlib")])] + keep, type_ignores=[])
-    ns: dict = {}
+    ns: dict = {"Reader": reader.Reader}
     exec(compile(ast.fix_missing_locations(mod), str(GEN), "exec"), ns)
     return ns
 

@@ -47,6 +47,8 @@ from pathlib import Path
 
 import pytest
 
+import s3env
+
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 duckdb = pytest.importorskip("duckdb")
@@ -64,14 +66,8 @@ CASES: list = []
 
 @pytest.fixture(scope="session")
 def pq_synth_bin() -> str:
-    b = os.environ.get("PQ_SYNTH_BIN")
-    if not b and os.environ.get("SIEVEFS_BIN"):
-        b = str(Path(os.environ["SIEVEFS_BIN"]).parent / "pq_synth")
-    b = b or str(REPO / "build" / "pq_synth")
-    if not (os.path.isfile(b) and os.access(b, os.X_OK)):
-        pytest.skip(f"pq_synth not built: {b} (build it: cmake --build build --target pq_synth, "
-                    f"or set PQ_SYNTH_BIN)")
-    return b
+    return s3env.build_tool("pq_synth", "PQ_SYNTH_BIN", pytest.skip,
+                            "cmake --build build --target pq_synth")
 
 
 # -- fixture files ----------------------------------------------------------------

@@ -23,6 +23,7 @@ import datetime as dt
 import decimal
 import json
 import math
+import operator
 import os
 import random
 import subprocess
@@ -185,6 +186,10 @@ def _sql_lit(v) -> str:
 
 
 _OPS = {"lt": "<", "le": "<=", "gt": ">", "ge": ">=", "eq": "="}
+# The same comparisons as Python operators: they build pyarrow and polars
+# expressions as well as compare plain values.
+_CMP = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
+        "eq": operator.eq}
 
 
 def to_sql(p) -> str:
@@ -201,27 +206,25 @@ def to_sql(p) -> str:
     raise ValueError(p)
 
 
+def _to_expr(p, col, between, isin):
+    """p as a dataframe library's expression: col(name) makes a column, between
+    and isin its two non-operator forms; comparisons and AND are operators."""
+    k = p[0]
+    if k == "and":
+        return _to_expr(p[1], col, between, isin) & _to_expr(p[2], col, between, isin)
+    c = col(p[1])
+    if k in _CMP:
+        return _CMP[k](c, p[2])
+    if k == "between":
+        return between(c, p[2], p[3])
+    if k == "in":
+        return isin(c, list(p[2]))
+    raise ValueError(p)
+
+
 def to_pa(p):
     import pyarrow.compute as pc
-    k = p[0]
-    f = pc.field(p[1]) if k != "and" else None
-    if k == "lt":
-        return f < p[2]
-    if k == "le":
-        return f <= p[2]
-    if k == "gt":
-        return f > p[2]
-    if k == "ge":
-        return f >= p[2]
-    if k == "eq":
-        return f == p[2]
-    if k == "between":
-        return (f >= p[2]) & (f <= p[3])
-    if k == "in":
-        return f.isin(list(p[2]))
-    if k == "and":
-        return to_pa(p[1]) & to_pa(p[2])
-    raise ValueError(p)
+    return _to_expr(p, pc.field, lambda f, lo, hi: (f >= lo) & (f <= hi), lambda f, vs: f.isin(vs))
 
 
 def to_dnf(p) -> list:
@@ -240,25 +243,8 @@ def to_dnf(p) -> list:
 
 def to_polars(p):
     import polars as pl
-    k = p[0]
-    c = pl.col(p[1]) if k != "and" else None
-    if k == "lt":
-        return c < p[2]
-    if k == "le":
-        return c <= p[2]
-    if k == "gt":
-        return c > p[2]
-    if k == "ge":
-        return c >= p[2]
-    if k == "eq":
-        return c == p[2]
-    if k == "between":
-        return c.is_between(p[2], p[3], closed="both")
-    if k == "in":
-        return c.is_in(list(p[2]))
-    if k == "and":
-        return to_polars(p[1]) & to_polars(p[2])
-    raise ValueError(p)
+    return _to_expr(p, pl.col, lambda c, lo, hi: c.is_between(lo, hi, closed="both"),
+                    lambda c, vs: c.is_in(vs))
 
 
 def eval_py(p, row: dict) -> bool:
@@ -269,16 +255,8 @@ def eval_py(p, row: dict) -> bool:
     v = row[p[1]]
     if v is None:
         return False
-    if k == "lt":
-        return v < p[2]
-    if k == "le":
-        return v <= p[2]
-    if k == "gt":
-        return v > p[2]
-    if k == "ge":
-        return v >= p[2]
-    if k == "eq":
-        return v == p[2]
+    if k in _CMP:
+        return _CMP[k](v, p[2])
     if k == "between":
         return p[2] <= v <= p[3]
     if k == "in":

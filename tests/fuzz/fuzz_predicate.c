@@ -62,27 +62,36 @@ static void leaf(int i, const char *path, pq_physical_type t, int32_t ct)
 
 static void setup(void)
 {
-    leaf(C_I, "i", PQ_INT64, PQ_CT_NONE);
-    leaf(C_U, "u", PQ_INT32, PQ_CT_UINT_32);
-    leaf(C_D, "d", PQ_INT32, PQ_CT_DECIMAL);
+    static const struct {
+        const char *path;
+        pq_physical_type type;
+        int32_t converted;
+    } cols[NCOLS] = {
+        [C_I] = {"i", PQ_INT64, PQ_CT_NONE},
+        [C_U] = {"u", PQ_INT32, PQ_CT_UINT_32},
+        [C_D] = {"d", PQ_INT32, PQ_CT_DECIMAL},
+        [C_F] = {"f", PQ_DOUBLE, PQ_CT_NONE},
+        [C_S] = {"s", PQ_BYTE_ARRAY, PQ_CT_UTF8},
+        [C_B] = {"b", PQ_BOOLEAN, PQ_CT_NONE},
+        [C_DT] = {"dt", PQ_INT32, PQ_CT_DATE},
+        [C_TS] = {"ts", PQ_INT64, PQ_CT_TIMESTAMP_MILLIS},
+        [C_TN] = {"tn", PQ_INT64, PQ_CT_NONE},
+        [C_T] = {"t", PQ_INT32, PQ_CT_TIME_MILLIS},
+        [C_R] = {"r.list.element", PQ_INT32, PQ_CT_NONE},
+        [C_AB] = {"Ab", PQ_INT32, PQ_CT_NONE},
+        [C_AB2] = {"aB", PQ_INT32, PQ_CT_NONE},
+        [C_XY] = {"x.y", PQ_INT32, PQ_CT_NONE},
+    };
+    for (int i = 0; i < NCOLS; i++)
+        leaf(i, cols[i].path, cols[i].type, cols[i].converted);
+    /* what the plain optional leaf above does not say */
     leaves[C_D].scale = 2;
     leaves[C_D].precision = 9;
-    leaf(C_F, "f", PQ_DOUBLE, PQ_CT_NONE);
-    leaf(C_S, "s", PQ_BYTE_ARRAY, PQ_CT_UTF8);
-    leaf(C_B, "b", PQ_BOOLEAN, PQ_CT_NONE);
-    leaf(C_DT, "dt", PQ_INT32, PQ_CT_DATE);
-    leaf(C_TS, "ts", PQ_INT64, PQ_CT_TIMESTAMP_MILLIS);
-    leaf(C_TN, "tn", PQ_INT64, PQ_CT_NONE);
     leaves[C_TN].logical.kind = PQ_LT_TIMESTAMP;
     leaves[C_TN].logical.unit = PQ_UNIT_NANOS;
     leaves[C_TN].logical.adjusted_to_utc = false;
-    leaf(C_T, "t", PQ_INT32, PQ_CT_TIME_MILLIS);
-    leaf(C_R, "r.list.element", PQ_INT32, PQ_CT_NONE);
     leaves[C_R].max_rep = 1;
     leaves[C_R].max_def = 3;
-    leaf(C_AB, "Ab", PQ_INT32, PQ_CT_NONE);
-    leaf(C_AB2, "aB", PQ_INT32, PQ_CT_NONE);
-    leaf(C_XY, "x.y", PQ_INT32, PQ_CT_NONE);
     leaves[C_XY].max_def = 2;
     leaves[C_XY].depth = 2;
     for (int i = 0; i < NCOLS; i++)

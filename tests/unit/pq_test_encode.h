@@ -1,7 +1,8 @@
 /* Test-only encoders for the Parquet value-decoding tests: a growable byte
  * buffer, ULEB128/zigzag, LSB-first bit packing, an RLE/bit-packed hybrid
  * writer and a DELTA_BINARY_PACKED writer. Written from the format spec
- * (parquet-format Encodings.md); deliberately simple, not fast. */
+ * (parquet-format Encodings.md); deliberately simple, not fast. Also the
+ * tests' pseudo-random source (xorshift64), so that inputs repeat. */
 #ifndef SIEVE_PQ_TEST_ENCODE_H
 #define SIEVE_PQ_TEST_ENCODE_H
 
@@ -53,20 +54,34 @@ static inline void tb_le64(tbuf *b, uint64_t v)
         tb_u8(b, (uint8_t)(v >> (8 * i)));
 }
 
+/* v as ULEB128 into out (10 bytes at the most); returns how many. */
+static inline size_t t_uleb(uint8_t out[10], uint64_t v)
+{
+    size_t n = 0;
+    for (; v >= 0x80; v >>= 7)
+        out[n++] = (uint8_t)(v | 0x80);
+    out[n++] = (uint8_t)v;
+    return n;
+}
+
 static inline void tb_uleb(tbuf *b, uint64_t v)
 {
-    do {
-        uint8_t c = v & 0x7f;
-        v >>= 7;
-        if (v)
-            c |= 0x80;
-        tb_u8(b, c);
-    } while (v);
+    uint8_t x[10];
+    tb_put(b, x, t_uleb(x, v));
 }
 
 static inline uint64_t t_zigzag(int64_t v)
 {
     return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+/* The next value of the xorshift64 stream in *state (never 0). */
+static inline uint64_t t_xorshift64(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
 }
 
 static inline void tb_free(tbuf *b)

@@ -14,6 +14,20 @@ static cache_block *get(block_cache *bc, uint64_t obj, uint64_t idx, bool room, 
     return block_cache_acquire(bc, obj, idx, BS, room, created);
 }
 
+/* Read block idx of obj as a reader would: acquire it, fill it (complete)
+ * and release it, as consumed or not. Returns whether it was a miss. */
+static bool read_block(block_cache *bc, uint64_t obj, uint64_t idx, bool consumed)
+{
+    bool created;
+    cache_block *b = get(bc, obj, idx, false, &created);
+    block_cache_complete(bc, b, 0);
+    if (consumed)
+        block_cache_release_consumed(bc, b);
+    else
+        block_cache_release(bc, b);
+    return created;
+}
+
 Test(block_cache, create_rejects_bad_sizes)
 {
     cr_assert_null(block_cache_create(0, 1 << 20, NULL));
@@ -69,21 +83,14 @@ Test(block_cache, lru_eviction_keeps_the_bound)
 {
     sv_stats st = {0};
     block_cache *bc = block_cache_create(BS, 4 * BS, &st);
-    bool created;
-    for (uint64_t i = 0; i < 4; i++) {
-        cache_block *b = get(bc, 1, i, false, &created);
-        block_cache_complete(bc, b, 0);
-        block_cache_release(bc, b);
-    }
+    for (uint64_t i = 0; i < 4; i++)
+        read_block(bc, 1, i, false);
     /* Touch block 0 so block 1 is the least recently used. */
     cache_block *b0 = block_cache_lookup(bc, 1, 0);
     cr_assert_not_null(b0);
     block_cache_release(bc, b0);
     for (uint64_t i = 4; i < 6; i++) {
-        cache_block *b = get(bc, 1, i, false, &created);
-        cr_assert(created);
-        block_cache_complete(bc, b, 0);
-        block_cache_release(bc, b);
+        cr_assert(read_block(bc, 1, i, false));
         cr_assert_leq(block_cache_bytes(bc), 4 * BS);
     }
     cr_assert_null(block_cache_lookup(bc, 1, 1), "LRU block 1 should be gone");
@@ -169,25 +176,16 @@ Test(block_cache, consumed_blocks_are_recycled_before_fresh_memory)
 {
     sv_stats st = {0};
     block_cache *bc = block_cache_create(BS, 64 * BS, &st);
-    bool created;
     /* A streaming reader: each block is released as consumed. */
     for (uint64_t i = 0; i < 32; i++) {
-        cache_block *b = get(bc, 1, i, false, &created);
-        cr_assert(created);
-        block_cache_complete(bc, b, 0);
-        block_cache_release_consumed(bc, b);
+        cr_assert(read_block(bc, 1, i, true));
         cr_assert_leq(block_cache_bytes(bc), 2 * BS, "the working set stays small (block %llu)",
                       (unsigned long long)i);
     }
     /* An ordinary block is not displaced by the stream's recycling... */
-    cache_block *keep = get(bc, 2, 0, false, &created);
-    block_cache_complete(bc, keep, 0);
-    block_cache_release(bc, keep);
-    for (uint64_t i = 32; i < 40; i++) {
-        cache_block *b = get(bc, 1, i, false, &created);
-        block_cache_complete(bc, b, 0);
-        block_cache_release_consumed(bc, b);
-    }
+    read_block(bc, 2, 0, false);
+    for (uint64_t i = 32; i < 40; i++)
+        read_block(bc, 1, i, true);
     cache_block *still = block_cache_lookup(bc, 2, 0);
     cr_assert_not_null(still, "recycling consumed blocks must not evict other data");
     /* ...and a consumed block read again becomes ordinary. */

@@ -37,17 +37,30 @@ static pq_resolve_status resolve(const schema *s, const char *name, pq_column_ma
     return st;
 }
 
+/* name resolves to leaf, exactly or by case. */
+static void expect_leaf(const schema *s, const char *name, uint32_t leaf, bool exact)
+{
+    pq_column_match m;
+    cr_assert_eq(resolve(s, name, &m), PQ_RESOLVE_OK, "'%s'", name);
+    cr_expect_eq(m.leaf, leaf, "'%s': leaf %u, want %u", name, m.leaf, leaf);
+    cr_expect_eq(m.exact, exact, "'%s': exact %d, want %d", name, m.exact, exact);
+}
+
+/* name is ambiguous, first found at leaves first and second. */
+static void expect_ambiguous(const schema *s, const char *name, uint32_t first, uint32_t second)
+{
+    pq_column_match m;
+    cr_assert_eq(resolve(s, name, &m), PQ_RESOLVE_AMBIGUOUS, "'%s'", name);
+    cr_expect_eq(m.candidates[0], first, "'%s'", name);
+    cr_expect_eq(m.candidates[1], second, "'%s'", name);
+}
+
 Test(column_resolve, exact_path)
 {
     static const char *const paths[] = {"id", "st.a", "st.b", "Name"};
     schema s = make_schema(paths, 4);
-    pq_column_match m;
-    cr_assert_eq(resolve(&s, "st.b", &m), PQ_RESOLVE_OK);
-    cr_expect_eq(m.leaf, 2);
-    cr_expect(m.exact);
-    cr_assert_eq(resolve(&s, "Name", &m), PQ_RESOLVE_OK);
-    cr_expect_eq(m.leaf, 3);
-    cr_expect(m.exact);
+    expect_leaf(&s, "st.b", 2, true);
+    expect_leaf(&s, "Name", 3, true);
     free(s.leaves);
 }
 
@@ -55,12 +68,8 @@ Test(column_resolve, unique_case_insensitive_match)
 {
     static const char *const paths[] = {"id", "Ship.Mode", "price"};
     schema s = make_schema(paths, 3);
-    pq_column_match m;
-    cr_assert_eq(resolve(&s, "ship.mode", &m), PQ_RESOLVE_OK);
-    cr_expect_eq(m.leaf, 1);
-    cr_expect_not(m.exact);
-    cr_assert_eq(resolve(&s, "PRICE", &m), PQ_RESOLVE_OK);
-    cr_expect_eq(m.leaf, 2);
+    expect_leaf(&s, "ship.mode", 1, false);
+    expect_leaf(&s, "PRICE", 2, false);
     free(s.leaves);
 }
 
@@ -68,10 +77,7 @@ Test(column_resolve, exact_match_wins_over_case_variants)
 {
     static const char *const paths[] = {"ab", "Ab", "aB"};
     schema s = make_schema(paths, 3);
-    pq_column_match m;
-    cr_assert_eq(resolve(&s, "Ab", &m), PQ_RESOLVE_OK);
-    cr_expect_eq(m.leaf, 1);
-    cr_expect(m.exact);
+    expect_leaf(&s, "Ab", 1, true);
     free(s.leaves);
 }
 
@@ -79,10 +85,7 @@ Test(column_resolve, ambiguous_without_case_names_first_two_in_schema_order)
 {
     static const char *const paths[] = {"x", "aB", "y", "AB", "Ab", "z"};
     schema s = make_schema(paths, 6);
-    pq_column_match m;
-    cr_assert_eq(resolve(&s, "ab", &m), PQ_RESOLVE_AMBIGUOUS);
-    cr_expect_eq(m.candidates[0], 1);
-    cr_expect_eq(m.candidates[1], 3);
+    expect_ambiguous(&s, "ab", 1, 3);
     free(s.leaves);
 }
 
@@ -90,10 +93,7 @@ Test(column_resolve, repeated_exact_path_is_ambiguous)
 {
     static const char *const paths[] = {"a", "dup", "b", "dup"};
     schema s = make_schema(paths, 4);
-    pq_column_match m;
-    cr_assert_eq(resolve(&s, "dup", &m), PQ_RESOLVE_AMBIGUOUS);
-    cr_expect_eq(m.candidates[0], 1);
-    cr_expect_eq(m.candidates[1], 3);
+    expect_ambiguous(&s, "dup", 1, 3);
     free(s.leaves);
 }
 

@@ -10,10 +10,7 @@ static uint64_t rng = 0x243f6a8885a308d3ull;
 
 static uint64_t rnd64(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift64(&rng);
 }
 
 static pq_column_desc col(pq_physical_type t, int32_t tl, uint16_t max_def, uint16_t max_rep)
@@ -63,6 +60,16 @@ static pq_decoder *dec(void)
     return d;
 }
 
+/* Decode len bytes of page as one data page, which must succeed. */
+static void decode_ok(pq_decoder *d, const pq_column_desc *c, const pq_data_page_info *info,
+                      const uint8_t *page, size_t len, const pq_dictionary *dict,
+                      pq_page_values *pv)
+{
+    pqd_error err;
+    cr_assert_eq(pq_decode_data_page(d, c, info, page, len, dict, pv, &err), PQD_OK, "%s",
+                 err.msg);
+}
+
 Test(decode, plain_required_int32_v1)
 {
     tbuf b = {0};
@@ -72,9 +79,7 @@ Test(decode, plain_required_int32_v1)
     const pq_column_desc c = col(PQ_INT32, -1, 0, 0);
     const pq_data_page_info info = v1(1000, PQ_ENC_PLAIN, b.len);
     pq_page_values pv;
-    pqd_error err;
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, b.p, b.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, b.p, b.len, NULL, &pv);
     cr_expect_eq(pv.num_values, 1000);
     cr_expect_eq(pv.num_non_null, 1000);
     cr_expect_eq(pv.num_rows, 1000);
@@ -258,8 +263,7 @@ Test(decode, dictionary_pages)
         const pq_data_page_info info =
             v1((int32_t)n, enc ? PQ_ENC_PLAIN_DICTIONARY : PQ_ENC_RLE_DICTIONARY, body.len);
         pq_page_values pv;
-        cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, &dict, &pv, &err), PQD_OK,
-                     "%s", err.msg);
+        decode_ok(d, &c, &info, body.p, body.len, &dict, &pv);
         cr_expect(pv.dict_encoded);
         cr_assert_eq(pv.num_non_null, nn);
         const int64_t *v = pv.values;
@@ -431,15 +435,13 @@ Test(decode, rle_booleans_v1_v2)
     pq_page_values pv;
     pqd_error err;
     pq_data_page_info info = v1((int32_t)n, PQ_ENC_RLE, body.len);
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(((const uint8_t *)pv.values)[i], bits[i]);
     info = (pq_data_page_info){.v2 = true, .num_values = (int32_t)n, .num_rows = (int32_t)n,
                                .encoding = PQ_ENC_RLE,
                                .uncompressed_page_size = (int32_t)body.len};
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
     for (size_t i = 0; i < n; i++)
         cr_assert_eq(((const uint8_t *)pv.values)[i], bits[i]);
     /* RLE on an INT32 column. */
@@ -476,8 +478,7 @@ Test(decode, deprecated_bit_packed_levels)
     info.def_level_encoding = PQ_ENC_BIT_PACKED;
     pq_page_values pv;
     pqd_error err;
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
     cr_expect_eq(pv.num_non_null, 6);
     for (int i = 0; i < 10; i++)
         cr_expect_eq(pv.def_levels[i], def[i]);
@@ -654,8 +655,7 @@ Test(decode, delta_binary_packed_pages)
         const pq_data_page_info info = v1((int32_t)n, PQ_ENC_DELTA_BINARY_PACKED, body.len);
         pq_page_values pv;
         pqd_error err;
-        cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK,
-                     "%s", err.msg);
+        decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
         for (size_t i = 0; i < n; i++)
             cr_assert_eq(is32 ? ((const int32_t *)pv.values)[i] : ((const int64_t *)pv.values)[i],
                          is32 ? (int32_t)v[i] : v[i]);
@@ -690,8 +690,7 @@ Test(decode, delta_length_byte_array)
     pq_data_page_info info = v1(N_WORDS, PQ_ENC_DELTA_LENGTH_BYTE_ARRAY, body.len);
     pq_page_values pv;
     pqd_error err;
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
     expect_strings(&pv, words, N_WORDS);
     /* Data cut short. */
     info.uncompressed_page_size = (int32_t)body.len - 1;
@@ -738,8 +737,7 @@ Test(decode, delta_byte_array)
     const pq_data_page_info info = v1(N_WORDS, PQ_ENC_DELTA_BYTE_ARRAY, body.len);
     pq_page_values pv;
     pqd_error err;
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
     expect_strings(&pv, words, N_WORDS);
     tb_free(&body);
     /* FIXED_LEN_BYTE_ARRAY(4). */
@@ -748,8 +746,7 @@ Test(decode, delta_byte_array)
     put_dba(&fb, fixed, 5);
     const pq_column_desc cf = col(PQ_FIXED_LEN_BYTE_ARRAY, 4, 0, 0);
     const pq_data_page_info finfo = v1(5, PQ_ENC_DELTA_BYTE_ARRAY, fb.len);
-    cr_assert_eq(pq_decode_data_page(d, &cf, &finfo, fb.p, fb.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &cf, &finfo, fb.p, fb.len, NULL, &pv);
     cr_expect_eq(memcmp(pv.values, "abcdabceabcezbcezzzz", 20), 0);
     /* Same bytes as FIXED_LEN_BYTE_ARRAY(3): lengths disagree. */
     const pq_column_desc cf3 = col(PQ_FIXED_LEN_BYTE_ARRAY, 3, 0, 0);
@@ -850,8 +847,7 @@ Test(decode, byte_stream_split_every_type)
         pq_data_page_info info = v1((int32_t)n, PQ_ENC_BYTE_STREAM_SPLIT, n * w);
         pq_page_values pv;
         pqd_error err;
-        cr_assert_eq(pq_decode_data_page(d, &c, &info, split, n * w, NULL, &pv, &err), PQD_OK, "%s",
-                     err.msg);
+        decode_ok(d, &c, &info, split, n * w, NULL, &pv);
         cr_assert_eq(memcmp(pv.values, plain, n * w), 0, "type %d", types[ti]);
         /* Streams must fill the page exactly. */
         info.uncompressed_page_size = (int32_t)(n * w - 1);
@@ -908,8 +904,7 @@ Test(decode, v2_compressed_values_and_nesting)
     pq_decoder *d = dec();
     pq_page_values pv;
     pqd_error err;
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, body.p, body.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, body.p, body.len, NULL, &pv);
     cr_expect_eq(pv.num_values, 6);
     cr_expect_eq(pv.num_non_null, 3);
     cr_expect_eq(pv.num_rows, 4);
@@ -937,8 +932,7 @@ Test(decode, v2_compressed_values_and_nesting)
     tbuf plain = {0};
     tb_put(&plain, levels.p, levels.len);
     tb_put(&plain, vals.p, vals.len);
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, plain.p, plain.len, NULL, &pv, &err), PQD_OK,
-                 "%s", err.msg);
+    decode_ok(d, &c, &info, plain.p, plain.len, NULL, &pv);
     cr_expect_eq(((const int32_t *)pv.values)[0], 1);
     /* A V2 page must start a row. */
     const uint16_t rep_bad[] = {1, 1, 0, 0, 0, 1};
@@ -973,8 +967,7 @@ Test(decode, v1_compressed_page)
     pq_decoder *d = dec();
     pq_page_values pv;
     pqd_error err;
-    cr_assert_eq(pq_decode_data_page(d, &c, &info, z.p, z.len, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &c, &info, z.p, z.len, NULL, &pv);
     expect_strings(&pv, s, 3);
     info.uncompressed_page_size++;
     cr_expect_eq(pq_decode_data_page(d, &c, &info, z.p, z.len, NULL, &pv, &err), PQD_E_MISMATCH);
@@ -1073,8 +1066,7 @@ Test(decode, all_null_and_empty_pages)
     const pq_data_page_info info = v1(0, PQ_ENC_PLAIN, 0);
     cr_assert_eq(pq_decode_data_page(d, &c, &info, NULL, 0, NULL, &pv, &err), PQD_E_TRUNCATED);
     const pq_column_desc creq = col(PQ_INT64, -1, 0, 0);
-    cr_assert_eq(pq_decode_data_page(d, &creq, &info, NULL, 0, NULL, &pv, &err), PQD_OK, "%s",
-                 err.msg);
+    decode_ok(d, &creq, &info, NULL, 0, NULL, &pv);
     cr_expect_eq(pv.num_values, 0);
     cr_expect_not_null(pv.values);
     tb_free(&page);

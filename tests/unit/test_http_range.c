@@ -136,11 +136,22 @@ static void expect_tiling(const byte_range *p, size_t n, uint64_t offset, uint64
     cr_expect_eq(at, offset + length);
 }
 
+/* Split [offset, offset+length) into at most max_parts parts of p, which must
+ * give n parts that tile it. */
+static void expect_split(byte_range *p, size_t max_parts, uint64_t offset, uint64_t length,
+                         uint64_t part_size, uint64_t align, size_t n)
+{
+    const size_t got = byte_range_split(offset, length, part_size, align, p, max_parts);
+    cr_assert_eq(got, n, "split %lu+%lu (part %lu, align %lu, max %zu): %zu parts, want %zu",
+                 (unsigned long)offset, (unsigned long)length, (unsigned long)part_size,
+                 (unsigned long)align, max_parts, got, n);
+    expect_tiling(p, n, offset, length);
+}
+
 Test(split, exact_multiple)
 {
     byte_range p[8];
-    cr_assert_eq(byte_range_split(1000, 400, 100, 1, p, 8), 4);
-    expect_tiling(p, 4, 1000, 400);
+    expect_split(p, 8, 1000, 400, 100, 1, 4);
     for (int i = 0; i < 4; i++)
         cr_expect_eq(p[i].length, 100);
 }
@@ -148,8 +159,7 @@ Test(split, exact_multiple)
 Test(split, last_part_shorter)
 {
     byte_range p[8];
-    cr_assert_eq(byte_range_split(0, 250, 100, 1, p, 8), 3);
-    expect_tiling(p, 3, 0, 250);
+    expect_split(p, 8, 0, 250, 100, 1, 3);
     cr_expect_eq(p[2].length, 50);
 }
 
@@ -174,8 +184,7 @@ Test(split, grows_to_max_parts_aligned)
      * 10 MiB / 4 = 2.5 MiB, already a multiple of 256 KiB. */
     byte_range p[4];
     const uint64_t mib = 1u << 20;
-    cr_assert_eq(byte_range_split(0, 10 * mib, mib, 256 * 1024, p, 4), 4);
-    expect_tiling(p, 4, 0, 10 * mib);
+    expect_split(p, 4, 0, 10 * mib, mib, 256 * 1024, 4);
     for (int i = 0; i < 3; i++)
         cr_expect_eq(p[i].length, 5 * mib / 2);
     cr_expect_eq(p[3].length, 5 * mib / 2);
@@ -185,8 +194,7 @@ Test(split, grown_part_rounded_down_final_absorbs_remainder)
 {
     /* 1000 bytes, part 100, max 3, align 256: 333 -> 256; final = 1000 - 512. */
     byte_range p[3];
-    cr_assert_eq(byte_range_split(4096, 1000, 100, 256, p, 3), 3);
-    expect_tiling(p, 3, 4096, 1000);
+    expect_split(p, 3, 4096, 1000, 100, 256, 3);
     cr_expect_eq(p[0].length, 256);
     cr_expect_eq(p[1].length, 256);
     cr_expect_eq(p[2].length, 488);
@@ -196,8 +204,7 @@ Test(split, grown_part_rounded_down_final_absorbs_remainder)
 Test(split, grown_unaligned_remainder)
 {
     byte_range p[3];
-    cr_assert_eq(byte_range_split(0, 1001, 10, 1, p, 3), 3);
-    expect_tiling(p, 3, 0, 1001);
+    expect_split(p, 3, 0, 1001, 10, 1, 3);
     cr_expect_eq(p[0].length, 333);
     cr_expect_eq(p[2].length, 335);
 }
@@ -207,8 +214,7 @@ Test(split, alignment_larger_than_share_uses_aligned_parts)
     /* 10 bytes, max 4 parts, align 8: 2 bytes a part rounds to 0, so use
      * 8-byte parts: two of them, still within max_parts. */
     byte_range p[4];
-    cr_assert_eq(byte_range_split(0, 10, 1, 8, p, 4), 2);
-    expect_tiling(p, 2, 0, 10);
+    expect_split(p, 4, 0, 10, 1, 8, 2);
     cr_expect_eq(p[0].length, 8);
     cr_expect_eq(p[1].length, 2);
 }
@@ -217,8 +223,7 @@ Test(split, never_writes_past_max_parts)
 {
     byte_range p[6];
     memset(p, 0x5A, sizeof p);
-    cr_assert_eq(byte_range_split(0, 1u << 30, 1, 1, p, 5), 5);
-    expect_tiling(p, 5, 0, 1u << 30);
+    expect_split(p, 5, 0, 1u << 30, 1, 1, 5);
     cr_expect_eq(p[5].offset, 0x5A5A5A5A5A5A5A5Au);
 }
 
@@ -226,8 +231,7 @@ Test(split, huge_range_near_uint64_max)
 {
     byte_range p[16];
     const uint64_t offset = UINT64_MAX - 1000;
-    cr_assert_eq(byte_range_split(offset, 1000, 1, 1, p, 16), 16);
-    expect_tiling(p, 16, offset, 1000);
+    expect_split(p, 16, offset, 1000, 1, 1, 16);
     cr_expect_eq(byte_range_split(offset, 1002, 1, 1, p, 16), 0, "wraps past 2^64");
     cr_expect_eq(byte_range_split(0, UINT64_MAX, UINT64_MAX, 1, p, 16), 1);
     cr_expect_eq(byte_range_split(0, UINT64_MAX, 1, 1, p, 16), 16);

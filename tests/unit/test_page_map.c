@@ -4,79 +4,49 @@
 #include "page_map.h"
 
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixture_files.h"
+#include "fixture_set.h"
 
 /* ------------------------------------------------------------------ */
 /* fixtures                                                            */
 /* ------------------------------------------------------------------ */
 
-typedef struct {
-    char name[128];
-    uint8_t *data;
-    size_t len;
-    json_t *exp;
-    pq_file_meta *m;
-} fixture;
+/* Every fixture, each with its footer parsed (which must parse): loaded
+ * before each test of the suites that read them (.init = load_fixtures). */
+static fixture loaded[32];
+static int n_loaded;
 
-static int load_fixtures(fixture *out, int max)
+static void load_fixtures(void)
 {
-    const char *dir = FIXTURE_DIR;
-    DIR *d = opendir(dir);
-    cr_assert(d != NULL, "no fixture dir %s", dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < max) {
-        const size_t l = strlen(e->d_name);
-        if (l < 9 || strcmp(e->d_name + l - 8, ".parquet") != 0)
-            continue;
-        fixture *fx = &out[n++];
-        memset(fx, 0, sizeof *fx);
-        snprintf(fx->name, sizeof fx->name, "%.*s", (int)(l - 8), e->d_name);
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        fx->data = fixture_read(path, &fx->len);
-        snprintf(path, sizeof path, "%s/%s.json", dir, fx->name);
-        json_error_t je;
-        fx->exp = json_load_file(path, 0, &je);
-        cr_assert(fx->exp != NULL, "%s: %s", path, je.text);
+    n_loaded = fixtures_load(loaded, 32);
+    for (int i = 0; i < n_loaded; i++) {
+        fixture *f = &loaded[i];
         tc_error err;
-        cr_assert_eq(pq_file_meta_from_tail(fx->data, fx->len, fx->len, &fx->m, NULL, &err), TC_OK,
-                     "%s: %s", fx->name, err.msg);
-    }
-    closedir(d);
-    cr_assert(n >= 8);
-    return n;
-}
-
-static void free_fixtures(fixture *fx, int n)
-{
-    for (int i = 0; i < n; i++) {
-        pq_file_meta_free(fx[i].m);
-        json_decref(fx[i].exp);
-        free(fx[i].data);
+        cr_assert_eq(pq_file_meta_from_tail(f->data, f->len, f->len, &f->m, NULL, &err), TC_OK,
+                     "%s: %s", f->name, err.msg);
     }
 }
 
-static fixture *find(fixture *fx, int n, const char *name)
+static void free_fixtures(void)
 {
-    for (int i = 0; i < n; i++)
-        if (strcmp(fx[i].name, name) == 0)
-            return &fx[i];
+    fixtures_free(loaded, n_loaded);
+}
+
+TestSuite(fixtures, .init = load_fixtures, .fini = free_fixtures);
+TestSuite(mismatch, .init = load_fixtures, .fini = free_fixtures);
+TestSuite(malformed, .init = load_fixtures, .fini = free_fixtures);
+
+static fixture *find(const char *name)
+{
+    for (int i = 0; i < n_loaded; i++)
+        if (strcmp(loaded[i].name, name) == 0)
+            return &loaded[i];
     cr_assert_fail("no fixture %s", name);
     return NULL;
-}
-
-static int64_t jint(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    cr_assert(json_is_integer(v), "missing integer %s", key);
-    return json_integer_value(v);
 }
 
 static json_t *jcol(const fixture *fx, uint32_t rg, uint32_t col)
@@ -158,58 +128,56 @@ static void check_expected_elig(const fixture *fx, uint32_t col, const pq_page_m
 
 Test(fixtures, maps_match_expected_json)
 {
-    fixture fx[32];
-    const int n = load_fixtures(fx, 32);
     int maps = 0, with_oi = 0;
-    for (int f = 0; f < n; f++) {
-        const pq_file_meta *m = fx[f].m;
+    for (int f = 0; f < n_loaded; f++) {
+        const pq_file_meta *m = loaded[f].m;
         for (uint32_t g = 0; g < m->n_row_groups; g++)
             for (uint32_t c = 0; c < m->n_leaves; c++) {
                 const pq_column_ctx ctx = pq_column_ctx_of(m, g, c);
                 size_t clen;
-                const uint8_t *chunk = chunk_bytes(&fx[f], &ctx, &clen);
-                json_t *jc = jcol(&fx[f], g, c);
+                const uint8_t *chunk = chunk_bytes(&loaded[f], &ctx, &clen);
+                json_t *jc = jcol(&loaded[f], g, c);
                 tc_error err;
 
                 pq_page_map walk;
                 cr_assert_eq(pq_page_map_from_chunk(&ctx, chunk, clen, &walk, &err), TC_OK,
-                             "%s rg %u col %u: %s", fx[f].name, g, c, err.msg);
+                             "%s rg %u col %u: %s", loaded[f].name, g, c, err.msg);
                 cr_expect(walk.headers_walked);
-                compare_to_json(&fx[f], &walk, jc, false);
+                compare_to_json(&loaded[f], &walk, jc, false);
                 maps++;
 
                 pq_offset_index oi;
-                const bool has_oi = load_oi(&fx[f], ctx.chunk, &oi);
+                const bool has_oi = load_oi(&loaded[f], ctx.chunk, &oi);
                 pq_page_map built;
                 pq_mismatch mm;
                 cr_assert_eq(pq_page_map_build(&ctx, has_oi ? &oi : NULL, chunk, clen, &built, &mm,
                                                &err),
-                             TC_OK, "%s rg %u col %u: %s", fx[f].name, g, c, err.msg);
-                compare_to_json(&fx[f], &built, jc, has_oi);
+                             TC_OK, "%s rg %u col %u: %s", loaded[f].name, g, c, err.msg);
+                compare_to_json(&loaded[f], &built, jc, has_oi);
                 cr_expect_eq(built.has_offset_index, has_oi);
-                check_expected_elig(&fx[f], c, &built);
+                check_expected_elig(&loaded[f], c, &built);
 
                 if (has_oi) {
                     with_oi++;
                     pq_page_map idx;
                     cr_assert_eq(pq_page_map_from_offset_index(&ctx, &oi, &idx, &err), TC_OK,
-                                 "%s: %s", fx[f].name, err.msg);
+                                 "%s: %s", loaded[f].name, err.msg);
                     cr_expect_eq(pq_page_map_cross_check(&idx, &walk, &mm), TC_OK, "%s: %s",
-                                 fx[f].name, mm.msg);
+                                 loaded[f].name, mm.msg);
                     cr_assert_eq(idx.n_pages, built.n_pages);
                     for (uint32_t i = 0; i < idx.n_pages; i++) {
                         const pq_page *p = &idx.pages[i];
                         cr_expect_eq(p->has_header, false);
-                        if (p->is_data && !fx[f].m->leaves[c].nested &&
-                            fx[f].m->leaves[c].max_def <= 1)
+                        if (p->is_data && !loaded[f].m->leaves[c].nested &&
+                            loaded[f].m->leaves[c].max_def <= 1)
                             cr_expect_eq(p->elig, PQ_ELIG_NO_HEADER);
                         /* Feed each page its header (and body). */
-                        cr_assert_eq(pq_page_map_set_header(&idx, i, fx[f].data + p->offset,
-                                                            fx[f].len - p->offset, &err),
-                                     TC_OK, "%s page %u: %s", fx[f].name, i, err.msg);
+                        cr_assert_eq(pq_page_map_set_header(&idx, i, loaded[f].data + p->offset,
+                                                            loaded[f].len - p->offset, &err),
+                                     TC_OK, "%s page %u: %s", loaded[f].name, i, err.msg);
                         cr_expect_eq(p->header_len, built.pages[i].header_len);
                         cr_expect_eq(p->elig, built.pages[i].elig, "%s %s page %u: %s vs %s",
-                                     fx[f].name, fx[f].m->leaves[c].path, i,
+                                     loaded[f].name, loaded[f].m->leaves[c].path, i,
                                      pq_elig_reason(p->elig),
                                      pq_elig_reason(built.pages[i].elig));
                         cr_expect_eq(p->first_row, built.pages[i].first_row);
@@ -228,14 +196,11 @@ Test(fixtures, maps_match_expected_json)
     }
     cr_expect_gt(maps, 50);
     cr_expect_gt(with_oi, 30);
-    free_fixtures(fx, n);
 }
 
 Test(fixtures, crc_pages)
 {
-    fixture fx[32];
-    const int n = load_fixtures(fx, 32);
-    fixture *f = find(fx, n, "v1_crc_none_index");
+    fixture *f = find("v1_crc_none_index");
     int pages = 0, short_crc = 0;
     for (uint32_t c = 0; c < f->m->n_leaves; c++) {
         const pq_column_ctx ctx = pq_column_ctx_of(f->m, 0, c);
@@ -287,14 +252,11 @@ Test(fixtures, crc_pages)
     }
     cr_expect_gt(pages, 10);
     (void)short_crc;
-    free_fixtures(fx, n);
 }
 
 Test(fixtures, zstd_frames)
 {
-    fixture fx[32];
-    const int n = load_fixtures(fx, 32);
-    fixture *f = find(fx, n, "v1_zstd_random_index");
+    fixture *f = find("v1_zstd_random_index");
     int raw_pages = 0;
     for (uint32_t c = 0; c < f->m->n_leaves; c++) {
         const pq_column_ctx ctx = pq_column_ctx_of(f->m, 0, c);
@@ -338,7 +300,6 @@ Test(fixtures, zstd_frames)
         pq_page_map_free(&pm);
     }
     cr_expect_gt(raw_pages, 0);
-    free_fixtures(fx, n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -347,9 +308,7 @@ Test(fixtures, zstd_frames)
 
 Test(mismatch, offset_index_vs_headers)
 {
-    fixture fx[32];
-    const int n = load_fixtures(fx, 32);
-    fixture *f = find(fx, n, "v1_plain_none_index");
+    fixture *f = find("v1_plain_none_index");
     const pq_column_ctx ctx = pq_column_ctx_of(f->m, 0, 1); /* i64, flat, V1 */
     size_t clen;
     const uint8_t *chunk = chunk_bytes(f, &ctx, &clen);
@@ -421,14 +380,11 @@ Test(mismatch, offset_index_vs_headers)
     pq_page_map_free(&idx);
     pq_page_map_free(&walk);
     pq_offset_index_free(&oi);
-    free_fixtures(fx, n);
 }
 
 Test(mismatch, dictionary_page)
 {
-    fixture fx[32];
-    const int n = load_fixtures(fx, 32);
-    fixture *f = find(fx, n, "v1_dict_snappy_index");
+    fixture *f = find("v1_dict_snappy_index");
     const pq_column_ctx ctx = pq_column_ctx_of(f->m, 0, 0);
     size_t clen;
     const uint8_t *chunk = chunk_bytes(f, &ctx, &clen);
@@ -457,14 +413,11 @@ Test(mismatch, dictionary_page)
     pq_page_map_free(&idx);
     pq_page_map_free(&walk);
     pq_offset_index_free(&oi);
-    free_fixtures(fx, n);
 }
 
 Test(malformed, chunks)
 {
-    fixture fx[32];
-    const int n = load_fixtures(fx, 32);
-    fixture *f = find(fx, n, "v1_plain_none_noindex");
+    fixture *f = find("v1_plain_none_noindex");
     pq_column_ctx ctx = pq_column_ctx_of(f->m, 0, 1);
     size_t clen;
     const uint8_t *chunk = chunk_bytes(f, &ctx, &clen);
@@ -518,7 +471,6 @@ Test(malformed, chunks)
     free(copy);
 
     cr_expect_eq(pq_page_map_build(&ctx, NULL, NULL, 0, &pm, NULL, &err), TC_E_INVALID);
-    free_fixtures(fx, n);
 }
 
 /* ------------------------------------------------------------------ */

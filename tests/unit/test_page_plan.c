@@ -22,10 +22,7 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd64(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return t_xorshift64(&rng);
 }
 
 /* ------------------------------------------------------------------ */
@@ -474,11 +471,50 @@ static pp_input input_for(const built_page *bp, const pq_column_desc *col, const
                       .gap_merge = 0, .min_saving = 0, .dict_values = 0};
 }
 
+/* Plan bp for rows with input_for's defaults, to the end. */
+static void plan_rows(const built_page *bp, const pq_column_desc *col, const pp_range *rows,
+                      uint32_t n_rows, loop_out *lo)
+{
+    const pp_input in = input_for(bp, col, rows, n_rows);
+    plan_loop(&in, bp->data, bp->len, lo);
+}
+
+/* The planner's reason starts with word (its "word:" prefix). */
+static void expect_reason(const loop_out *lo, const char *word)
+{
+    cr_assert(strncmp(lo->res.reason, word, strlen(word)) == 0, "reason '%s', want '%s...'",
+              lo->res.reason, word);
+}
+
 /* Value bytes of n fixed-width values of w bytes (random). */
 static void random_values(tbuf *v, uint32_t n, uint32_t w)
 {
     for (uint32_t i = 0; i < n * w; i++)
         tb_u8(v, (uint8_t)rnd64());
+}
+
+/* DELTA_LENGTH_BYTE_ARRAY values: k random lengths below max_len, then as
+ * many random bytes. */
+static void random_delta_lengths(tbuf *v, uint32_t k, unsigned max_len)
+{
+    int64_t *l = malloc((k + 1) * sizeof *l);
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < k; i++)
+        sum += (uint64_t)(l[i] = (int64_t)(rnd64() % max_len));
+    tb_delta(v, l, k, true, 128, 4);
+    random_values(v, (uint32_t)sum, 1);
+    free(l);
+}
+
+/* RLE_DICTIONARY values: the bit width w, then k random indices below 2^w. */
+static void random_dict_indices(tbuf *v, uint32_t k, unsigned w)
+{
+    tb_u8(v, (uint8_t)w);
+    uint64_t *idx = malloc((k + 1) * sizeof *idx);
+    for (uint32_t i = 0; i < k; i++)
+        idx[i] = rnd64() % (1u << w);
+    tb_hybrid(v, idx, k, w, 8);
+    free(idx);
 }
 
 static uint8_t *random_levels(uint32_t n, unsigned null_pct)
@@ -525,9 +561,8 @@ static int sweep(page_spec *ps, const char *what, const char *expect_real_word)
     for (int shape = 0; shape < 6; shape++) {
         pp_range rows[80];
         const uint32_t nr = make_rows(shape, ps->n, rows);
-        pp_input in = input_for(&bp, &ps->col, rows, nr);
         loop_out lo;
-        plan_loop(&in, bp.data, bp.len, &lo);
+        plan_rows(&bp, &ps->col, rows, nr, &lo);
         char label[200];
         snprintf(label, sizeof label, "%s shape %d", what, shape);
         if (lo.res.outcome == PP_SPARSE) {
@@ -551,6 +586,29 @@ static pq_column_desc cdesc(pq_physical_type t, int32_t tl, uint16_t max_def, in
 {
     return (pq_column_desc){.type = t, .type_length = tl, .max_def = max_def, .max_rep = 0,
                             .codec = codec};
+}
+
+/* ps: a required, uncompressed PLAIN column of type t holding n random
+ * values of w bytes; bp: its page. */
+static void plain_page(page_spec *ps, built_page *bp, pq_physical_type t, uint32_t n, uint32_t w)
+{
+    memset(ps, 0, sizeof *ps);
+    ps->col = cdesc(t, 0, 0, PQ_CODEC_UNCOMPRESSED);
+    ps->h = (hdr_spec){.enc = PQ_ENC_PLAIN};
+    ps->n = n;
+    random_values(&ps->values, n, w);
+    build_page(ps, bp);
+}
+
+/* n rows of ps, null_pct % of them null, the others random values of w
+ * bytes; returns the definition levels (the caller frees them). */
+static uint8_t *random_optional(page_spec *ps, uint32_t n, unsigned null_pct, uint32_t w)
+{
+    ps->n = n;
+    uint8_t *def = random_levels(n, null_pct);
+    ps->def = def;
+    random_values(&ps->values, count_present(def, n), w);
+    return def;
 }
 
 Test(plan, plain_fixed_width_every_layout)
@@ -603,19 +661,15 @@ Test(plan, zstd_raw_blocks_straddling_values)
         ps.h = (hdr_spec){.v2 = v2, .enc = PQ_ENC_PLAIN, .is_compressed = true};
         ps.z = Z_RAW;
         ps.raw_sizes = sizes;
-        ps.n = 20000;
-        uint8_t *def = random_levels(ps.n, 10);
-        ps.def = def;
-        random_values(&ps.values, count_present(def, ps.n), 8);
+        uint8_t *def = random_optional(&ps, 20000, 10, 8);
         built_page bp;
         build_page(&ps, &bp);
         pp_range rows[8] = {{5, 1}, {130, 7}, {1500, 1}, {9000, 3}, {19999, 1}};
-        pp_input in = input_for(&bp, &ps.col, rows, 5);
         loop_out lo;
-        plan_loop(&in, bp.data, bp.len, &lo);
+        plan_rows(&bp, &ps.col, rows, 5, &lo);
         /* 8 blocks, sizes unpredictable: one header per round is too slow. */
         if (lo.res.outcome == PP_REAL)
-            cr_assert(strncmp(lo.res.reason, "rounds:", 7) == 0, "%s", lo.res.reason);
+            expect_reason(&lo, "rounds:");
         else
             check_image(&ps.col, bp.data, bp.len, &lo.res, rows, 5, NULL, "straddle");
         pp_result_free(&lo.res);
@@ -624,8 +678,7 @@ Test(plan, zstd_raw_blocks_straddling_values)
         ps.raw_sizes = NULL;
         free(bp.data);
         build_page(&ps, &bp);
-        in = input_for(&bp, &ps.col, rows, 5);
-        plan_loop(&in, bp.data, bp.len, &lo);
+        plan_rows(&bp, &ps.col, rows, 5, &lo);
         check_image(&ps.col, bp.data, bp.len, &lo.res, rows, 5, NULL, "full blocks");
         cr_assert_leq(lo.rounds, 3);
         cr_assert_lt(lo.fetched, bp.len / 4);
@@ -654,11 +707,10 @@ Test(plan, zstd_rounds_limit)
     built_page bp;
     build_page(&ps, &bp);
     pp_range rows[1] = {{29000, 2}};
-    pp_input in = input_for(&bp, &ps.col, rows, 1);
     loop_out lo;
-    plan_loop(&in, bp.data, bp.len, &lo);
+    plan_rows(&bp, &ps.col, rows, 1, &lo);
     cr_assert_eq(lo.res.outcome, PP_REAL);
-    cr_assert(strncmp(lo.res.reason, "rounds:", 7) == 0, "%s", lo.res.reason);
+    expect_reason(&lo, "rounds:");
     cr_assert_eq(lo.rounds, PP_MAX_ROUNDS);
     pp_result_free(&lo.res);
     free(bp.data);
@@ -667,13 +719,9 @@ Test(plan, zstd_rounds_limit)
 
 Test(plan, same_round_when_asked_again)
 {
-    page_spec ps = {0};
-    ps.col = cdesc(PQ_INT32, 0, 0, PQ_CODEC_UNCOMPRESSED);
-    ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN};
-    ps.n = 5000;
-    random_values(&ps.values, ps.n, 4);
+    page_spec ps;
     built_page bp;
-    build_page(&ps, &bp);
+    plain_page(&ps, &bp, PQ_INT32, 5000, 4);
     pp_range rows[1] = {{4000, 1}};
     pp_input in = input_for(&bp, &ps.col, rows, 1);
     pp_bytes *kb = pp_bytes_new(bp.len);
@@ -711,13 +759,9 @@ Test(plan, same_round_when_asked_again)
 
 Test(plan, gap_merge_and_min_saving)
 {
-    page_spec ps = {0};
-    ps.col = cdesc(PQ_INT64, 0, 0, PQ_CODEC_UNCOMPRESSED);
-    ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN};
-    ps.n = 10000;
-    random_values(&ps.values, ps.n, 8);
+    page_spec ps;
     built_page bp;
-    build_page(&ps, &bp);
+    plain_page(&ps, &bp, PQ_INT64, 10000, 8);
     pp_range rows[3] = {{2000, 1}, {2010, 1}, {9000, 1}};
     pp_input in = input_for(&bp, &ps.col, rows, 3);
     /* Gap 0: three ranges in the values round. */
@@ -743,7 +787,7 @@ Test(plan, gap_merge_and_min_saving)
     in.min_saving = 0.1;
     plan_loop(&in, bp.data, bp.len, &lo);
     cr_assert_eq(lo.res.outcome, PP_REAL);
-    cr_assert(strncmp(lo.res.reason, "saving:", 7) == 0, "%s", lo.res.reason);
+    expect_reason(&lo, "saving:");
     cr_assert_leq(lo.fetched, PP_HEADER_PROBE);
     pp_result_free(&lo.res);
     /* No row selected: always worth it. */
@@ -776,13 +820,9 @@ static void expect_plan(const pp_input *in, const built_page *bp, const pq_colum
 
 Test(plan, request_cost)
 {
-    page_spec ps = {0};
-    ps.col = cdesc(PQ_INT64, 0, 0, PQ_CODEC_UNCOMPRESSED);
-    ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN};
-    ps.n = 10000; /* 80,000 bytes of values */
-    random_values(&ps.values, ps.n, 8);
+    page_spec ps;
     built_page bp;
-    build_page(&ps, &bp);
+    plain_page(&ps, &bp, PQ_INT64, 10000, 8); /* 80,000 bytes of values */
     pp_range rows[3] = {{1000, 1}, {5000, 1}, {9000, 1}};
     pp_input in = input_for(&bp, &ps.col, rows, 3);
     in.min_saving = 0.25;
@@ -825,17 +865,13 @@ Test(plan, long_header_takes_more_rounds)
     page_spec ps = {0};
     ps.col = cdesc(PQ_INT32, 0, 1, PQ_CODEC_UNCOMPRESSED);
     ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN, .stats_len = 5000};
-    ps.n = 30000;
-    uint8_t *def = random_levels(ps.n, 30);
-    ps.def = def;
-    random_values(&ps.values, count_present(def, ps.n), 4);
+    uint8_t *def = random_optional(&ps, 30000, 30, 4);
     built_page bp;
     build_page(&ps, &bp);
     cr_assert_gt(bp.hl, 5000);
     pp_range rows[1] = {{12345, 3}};
-    pp_input in = input_for(&bp, &ps.col, rows, 1);
     loop_out lo;
-    plan_loop(&in, bp.data, bp.len, &lo);
+    plan_rows(&bp, &ps.col, rows, 1, &lo);
     check_image(&ps.col, bp.data, bp.len, &lo.res, rows, 1, NULL, "long header");
     cr_assert_geq(lo.rounds, 4); /* 1 KiB, 2 KiB, 4 KiB, 8 KiB probes, then levels/values */
     pp_result_free(&lo.res);
@@ -851,7 +887,6 @@ Test(plan, real_reasons)
     pp_range rows[1] = {{100, 5}};
     loop_out lo;
     built_page bp;
-    pp_input in;
     /* Nested: no fetch at all. */
     ps.col = cdesc(PQ_INT64, 0, 2, PQ_CODEC_UNCOMPRESSED);
     ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN};
@@ -860,19 +895,17 @@ Test(plan, real_reasons)
     build_page(&ps, &bp);
     ps.col.max_def = 2;
     bp.pm.max_def = 2;
-    in = input_for(&bp, &ps.col, rows, 1);
-    plan_loop(&in, bp.data, bp.len, &lo);
+    plan_rows(&bp, &ps.col, rows, 1, &lo);
     cr_assert_eq(lo.res.outcome, PP_REAL);
-    cr_assert(strncmp(lo.res.reason, "nested:", 7) == 0, "%s", lo.res.reason);
+    expect_reason(&lo, "nested:");
     cr_assert_eq(lo.fetched, 0);
     pp_result_free(&lo.res);
     free(bp.data);
     /* Gzip (and snappy with rows selected: no partial reads of snappy). */
     ps.col = cdesc(PQ_INT64, 0, 0, PQ_CODEC_GZIP);
     build_page(&ps, &bp);
-    in = input_for(&bp, &ps.col, NULL, 0);
-    plan_loop(&in, bp.data, bp.len, &lo);
-    cr_assert(strncmp(lo.res.reason, "codec:", 6) == 0, "%s", lo.res.reason);
+    plan_rows(&bp, &ps.col, NULL, 0, &lo);
+    expect_reason(&lo, "codec:");
     pp_result_free(&lo.res);
     free(bp.data);
     /* Compressed zstd blocks with rows selected. */
@@ -882,13 +915,11 @@ Test(plan, real_reasons)
         tb_le64(&ps.values, i);
     ps.z = Z_COMPRESSED;
     build_page(&ps, &bp);
-    in = input_for(&bp, &ps.col, rows, 1);
-    plan_loop(&in, bp.data, bp.len, &lo);
-    cr_assert(strncmp(lo.res.reason, "zstd:", 5) == 0, "%s", lo.res.reason);
+    plan_rows(&bp, &ps.col, rows, 1, &lo);
+    expect_reason(&lo, "zstd:");
     pp_result_free(&lo.res);
     /* ... but synthesized without. */
-    in = input_for(&bp, &ps.col, NULL, 0);
-    plan_loop(&in, bp.data, bp.len, &lo);
+    plan_rows(&bp, &ps.col, NULL, 0, &lo);
     check_image(&ps.col, bp.data, bp.len, &lo.res, NULL, 0, NULL, "zstd synth");
     cr_assert_eq(lo.rounds, 1);
     pp_result_free(&lo.res);
@@ -904,9 +935,8 @@ Test(plan, real_reasons)
         idx[i] = (uint64_t)i % 5;
     tb_hybrid(&ps.values, idx, 2000, 3, 8);
     build_page(&ps, &bp);
-    in = input_for(&bp, &ps.col, rows, 1);
-    plan_loop(&in, bp.data, bp.len, &lo);
-    cr_assert(strncmp(lo.res.reason, "encoding:", 9) == 0, "%s", lo.res.reason);
+    plan_rows(&bp, &ps.col, rows, 1, &lo);
+    expect_reason(&lo, "encoding:");
     pp_result_free(&lo.res);
     free(bp.data);
     /* Header disagreeing with the page map. */
@@ -915,16 +945,14 @@ Test(plan, real_reasons)
     random_values(&ps.values, ps.n, 8);
     build_page(&ps, &bp);
     bp.pg.num_rows = 1999;
-    in = input_for(&bp, &ps.col, NULL, 0);
-    plan_loop(&in, bp.data, bp.len, &lo);
-    cr_assert(strncmp(lo.res.reason, "layout:", 7) == 0, "%s", lo.res.reason);
+    plan_rows(&bp, &ps.col, NULL, 0, &lo);
+    expect_reason(&lo, "layout:");
     pp_result_free(&lo.res);
     /* Selection past the page. */
     bp.pg.num_rows = 2000;
     pp_range bad[1] = {{1999, 2}};
-    in = input_for(&bp, &ps.col, bad, 1);
-    plan_loop(&in, bp.data, bp.len, &lo);
-    cr_assert(strncmp(lo.res.reason, "layout:", 7) == 0, "%s", lo.res.reason);
+    plan_rows(&bp, &ps.col, bad, 1, &lo);
+    expect_reason(&lo, "layout:");
     cr_assert_eq(lo.fetched, 0);
     pp_result_free(&lo.res);
     free(bp.data);
@@ -940,16 +968,12 @@ Test(plan, crc_rewritten_or_real)
         page_spec ps = {0};
         ps.col = cdesc(PQ_DOUBLE, 0, 1, PQ_CODEC_UNCOMPRESSED);
         ps.h = (hdr_spec){.enc = PQ_ENC_PLAIN, .crc = true};
-        ps.n = 500 + (uint32_t)trial;
-        uint8_t *def = random_levels(ps.n, 5);
-        ps.def = def;
-        random_values(&ps.values, count_present(def, ps.n), 8);
+        uint8_t *def = random_optional(&ps, 500 + (uint32_t)trial, 5, 8);
         built_page bp;
         build_page(&ps, &bp);
         pp_range rows[1] = {{7, 2}};
-        pp_input in = input_for(&bp, &ps.col, trial % 2 ? rows : NULL, trial % 2);
         loop_out lo;
-        plan_loop(&in, bp.data, bp.len, &lo);
+        plan_rows(&bp, &ps.col, trial % 2 ? rows : NULL, trial % 2, &lo);
         if (lo.res.outcome == PP_SPARSE) {
             check_image(&ps.col, bp.data, bp.len, &lo.res, rows, trial % 2, NULL, "crc");
             sparse++;
@@ -994,9 +1018,8 @@ Test(plan, crc_patched_when_the_field_is_short)
             build_page(&ps, &bp);
             pp_range rows[80];
             const uint32_t nr = make_rows(z == 2 ? 0 : shape, ps.n, rows);
-            pp_input in = input_for(&bp, &ps.col, rows, nr);
             loop_out lo;
-            plan_loop(&in, bp.data, bp.len, &lo);
+            plan_rows(&bp, &ps.col, rows, nr, &lo);
             cr_assert_eq(lo.res.outcome, PP_SPARSE, "z%d shape %d: %s", z, shape, lo.res.reason);
             check_image(&ps.col, bp.data, bp.len, &lo.res, rows, nr, NULL, "crc patch");
             uint8_t *img = malloc(bp.len);
@@ -1047,12 +1070,7 @@ Test(plan, synthesized_every_encoding)
                     case 4: {
                         t = enc_i == 3 ? PQ_INT32 : PQ_BYTE_ARRAY;
                         enc = PQ_ENC_RLE_DICTIONARY;
-                        tb_u8(&ps.values, 4);
-                        uint64_t *idx = malloc((k + 1) * sizeof *idx);
-                        for (uint32_t i = 0; i < k; i++)
-                            idx[i] = rnd64() % 16;
-                        tb_hybrid(&ps.values, idx, k, 4, 8);
-                        free(idx);
+                        random_dict_indices(&ps.values, k, 4);
                         break;
                     }
                     case 5:
@@ -1069,13 +1087,7 @@ Test(plan, synthesized_every_encoding)
                     case 7: { /* DELTA_LENGTH_BYTE_ARRAY */
                         t = PQ_BYTE_ARRAY;
                         enc = PQ_ENC_DELTA_LENGTH_BYTE_ARRAY;
-                        int64_t *l = malloc((k + 1) * sizeof *l);
-                        uint64_t sum = 0;
-                        for (uint32_t i = 0; i < k; i++)
-                            sum += (uint64_t)(l[i] = (int64_t)(rnd64() % 20));
-                        tb_delta(&ps.values, l, k, true, 128, 4);
-                        random_values(&ps.values, (uint32_t)sum, 1);
-                        free(l);
+                        random_delta_lengths(&ps.values, k, 20);
                         break;
                     }
                     default: { /* BYTE_STREAM_SPLIT */
@@ -1145,13 +1157,7 @@ Test(plan, partial_other_encodings)
                 if (v == 0) {
                     ps.col = cdesc(PQ_BYTE_ARRAY, 0, 1, 0);
                     ps.h.enc = PQ_ENC_DELTA_LENGTH_BYTE_ARRAY;
-                    int64_t *l = malloc((k + 1) * sizeof *l);
-                    uint64_t sum = 0;
-                    for (uint32_t i = 0; i < k; i++)
-                        sum += (uint64_t)(l[i] = (int64_t)(rnd64() % 40));
-                    tb_delta(&ps.values, l, k, true, 128, 4);
-                    random_values(&ps.values, (uint32_t)sum, 1);
-                    free(l);
+                    random_delta_lengths(&ps.values, k, 40);
                 } else if (v == 1) {
                     ps.col = cdesc(PQ_FLOAT, 0, 1, 0);
                     ps.h.enc = PQ_ENC_BYTE_STREAM_SPLIT;
@@ -1184,12 +1190,7 @@ Test(plan, all_null_selection_of_dictionary_page)
     const uint32_t k = count_present(def, ps.n);
     ps.col = cdesc(PQ_INT64, 0, 1, PQ_CODEC_UNCOMPRESSED);
     ps.h.enc = PQ_ENC_RLE_DICTIONARY;
-    tb_u8(&ps.values, 2);
-    uint64_t *idx = malloc((k + 1) * sizeof *idx);
-    for (uint32_t i = 0; i < k; i++)
-        idx[i] = rnd64() % 4;
-    tb_hybrid(&ps.values, idx, k, 2, 8);
-    free(idx);
+    random_dict_indices(&ps.values, k, 2);
     pq_dictionary dict = {.type = PQ_INT64, .width = 8, .count = 4};
     uint64_t dv[4] = {11, 22, 33, 44};
     dict.values = dv;
@@ -1198,18 +1199,16 @@ Test(plan, all_null_selection_of_dictionary_page)
         built_page bp;
         build_page(&ps, &bp);
         pp_range rows[2] = {{1010, 20}, {1050, 30}};
-        pp_input in = input_for(&bp, &ps.col, rows, 2);
         loop_out lo;
-        plan_loop(&in, bp.data, bp.len, &lo);
+        plan_rows(&bp, &ps.col, rows, 2, &lo);
         check_image(&ps.col, bp.data, bp.len, &lo.res, rows, 2, &dict, "all null");
         cr_assert(lo.res.synthesized);
         pp_result_free(&lo.res);
         /* One non-null row selected: real. */
         pp_range rows2[1] = {{0, 1000}};
-        in = input_for(&bp, &ps.col, rows2, 1);
-        plan_loop(&in, bp.data, bp.len, &lo);
+        plan_rows(&bp, &ps.col, rows2, 1, &lo);
         cr_assert_eq(lo.res.outcome, PP_REAL);
-        cr_assert(strncmp(lo.res.reason, "encoding:", 9) == 0, "%s", lo.res.reason);
+        expect_reason(&lo, "encoding:");
         pp_result_free(&lo.res);
         free(bp.data);
     }

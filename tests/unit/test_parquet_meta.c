@@ -5,13 +5,13 @@
 #include "column_resolve.h"
 
 #include <criterion/criterion.h>
-#include <dirent.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "fixture_files.h"
+#include "fixture_set.h"
+#include "pq_test_encode.h"
 
 /* The leaf whose path is exactly path, through the column resolver, or NULL. */
 static const pq_leaf *leaf_named(const pq_file_meta *m, const char *path)
@@ -27,54 +27,6 @@ static const pq_leaf *leaf_named(const pq_file_meta *m, const char *path)
 /* ------------------------------------------------------------------ */
 /* fixtures                                                            */
 /* ------------------------------------------------------------------ */
-
-typedef struct {
-    char name[128];
-    uint8_t *data;
-    size_t len;
-    json_t *exp;
-} fixture;
-
-static int fixture_list(fixture *out, int max)
-{
-    const char *dir = FIXTURE_DIR;
-    DIR *d = opendir(dir);
-    cr_assert(d != NULL, "no fixture dir %s", dir);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < max) {
-        const size_t l = strlen(e->d_name);
-        if (l < 9 || strcmp(e->d_name + l - 8, ".parquet") != 0)
-            continue;
-        fixture *fx = &out[n++];
-        snprintf(fx->name, sizeof fx->name, "%.*s", (int)(l - 8), e->d_name);
-        char path[1400];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        fx->data = fixture_read(path, &fx->len);
-        snprintf(path, sizeof path, "%s/%s.json", dir, fx->name);
-        json_error_t je;
-        fx->exp = json_load_file(path, 0, &je);
-        cr_assert(fx->exp != NULL, "%s: %s", path, je.text);
-    }
-    closedir(d);
-    cr_assert(n >= 8, "expected the committed fixtures, found %d", n);
-    return n;
-}
-
-static void fixture_free(fixture *fx, int n)
-{
-    for (int i = 0; i < n; i++) {
-        free(fx[i].data);
-        json_decref(fx[i].exp);
-    }
-}
-
-static int64_t jint(json_t *o, const char *key)
-{
-    json_t *v = json_object_get(o, key);
-    cr_assert(json_is_integer(v), "missing integer %s", key);
-    return json_integer_value(v);
-}
 
 static const char *jstr(json_t *o, const char *key)
 {
@@ -443,16 +395,16 @@ static void check_fixture(const fixture *fx)
 Test(fixtures, all_match_expected_json)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     for (int i = 0; i < n; i++)
         check_fixture(&fx[i]);
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 Test(fixtures, specific_facts)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     for (int i = 0; i < n; i++) {
         pq_file_meta *m;
         tc_error err;
@@ -504,13 +456,13 @@ Test(fixtures, specific_facts)
         }
         pq_file_meta_free(m);
     }
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 Test(fixtures, every_truncated_footer_fails)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     for (int i = 0; i < n; i++) {
         const uint32_t flen = (uint32_t)jint(fx[i].exp, "footer_len");
         const uint8_t *footer = fx[i].data + fx[i].len - 8 - flen;
@@ -525,13 +477,13 @@ Test(fixtures, every_truncated_footer_fails)
             cr_assert_leq(err.offset, cut);
         }
     }
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 Test(fixtures, mutated_footers_never_crash)
 {
     fixture fx[32];
-    const int n = fixture_list(fx, 32);
+    const int n = fixtures_load(fx, 32);
     uint64_t seed = 0x9e3779b97f4a7c15u;
     for (int i = 0; i < n; i++) {
         const uint32_t flen = (uint32_t)jint(fx[i].exp, "footer_len");
@@ -551,7 +503,7 @@ Test(fixtures, mutated_footers_never_crash)
         }
         free(copy);
     }
-    fixture_free(fx, n);
+    fixtures_free(fx, n);
 }
 
 /* ------------------------------------------------------------------ */
@@ -621,13 +573,10 @@ static void w_byte(tw *w, uint8_t v)
 
 static void w_varint(tw *w, uint64_t v)
 {
-    do {
-        uint8_t b = v & 0x7f;
-        v >>= 7;
-        if (v)
-            b |= 0x80;
-        w_byte(w, b);
-    } while (v);
+    uint8_t x[10];
+    const size_t n = t_uleb(x, v);
+    for (size_t i = 0; i < n; i++)
+        w_byte(w, x[i]);
 }
 
 static void w_field(tw *w, int16_t id, uint8_t type)
@@ -789,6 +738,14 @@ static tc_status parse_tw(const tw *w, tc_error *err, uint64_t data_end)
     return s;
 }
 
+/* parse_tw of the FileMetaData that o describes. */
+static tc_status parse_crafted(const fm_opts *o, tc_error *err, uint64_t data_end)
+{
+    tw w;
+    build(&w, o);
+    return parse_tw(&w, err, data_end);
+}
+
 Test(crafted, valid_minimal)
 {
     tw w;
@@ -806,114 +763,91 @@ Test(crafted, valid_minimal)
     cr_expect(bytes_eq(m->created_by, "sievefs test"));
     pq_file_meta_free(m);
     o.deep_unknown = 40; /* unknown fields are skipped */
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_OK, "%s", err.msg);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_OK, "%s", err.msg);
     /* with the file's data area known */
     o.deep_unknown = 0;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 1000), TC_OK, "%s", err.msg);
+    cr_expect_eq(parse_crafted(&o, &err, 1000), TC_OK, "%s", err.msg);
 }
 
 Test(crafted, column_count_mismatch)
 {
-    tw w;
     fm_opts o = defaults();
     o.columns = 1;
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_MISMATCH);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_MISMATCH);
     cr_expect(strstr(err.msg, "row_groups[0].columns") != NULL, "%s", err.msg);
     cr_expect(strstr(err.msg, "1 columns but the schema has 2 leaves") != NULL, "%s", err.msg);
     o.columns = 3;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_MISMATCH);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_MISMATCH);
 }
 
 Test(crafted, type_mismatch_with_schema)
 {
-    tw w;
     fm_opts o = defaults();
     o.col_type_b = PQ_INT64;
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_MISMATCH);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_MISMATCH);
     cr_expect(strstr(err.msg, "row_groups[0].columns[1]") != NULL, "%s", err.msg);
     o.col_type_b = 9; /* not a physical type */
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_RANGE);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_RANGE);
     cr_expect(strstr(err.msg, "meta_data.type") != NULL, "%s", err.msg);
 }
 
 Test(crafted, missing_fields)
 {
-    tw w;
     fm_opts o = defaults();
     o.omit_num_rows = true;
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_MISSING);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_MISSING);
     cr_expect(strstr(err.msg, "num_rows") != NULL, "%s", err.msg);
     o = defaults();
     o.omit_meta_data = true;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_MISSING);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_MISSING);
     cr_expect(strstr(err.msg, "meta_data") != NULL, "%s", err.msg);
 }
 
 Test(crafted, row_counts)
 {
-    tw w;
     fm_opts o = defaults();
     o.num_rows = 11;
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_MISMATCH);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_MISMATCH);
     o = defaults();
     o.num_rows = -1;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_RANGE);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_RANGE);
 }
 
 Test(crafted, schema_tree)
 {
-    tw w;
     fm_opts o = defaults();
     o.root_children = 3;
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_INVALID);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_INVALID);
     cr_expect(strstr(err.msg, "more children") != NULL, "%s", err.msg);
     o.root_children = 1;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_INVALID);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_INVALID);
     cr_expect(strstr(err.msg, "schema tree ends") != NULL, "%s", err.msg);
 }
 
 Test(crafted, deep_nesting)
 {
-    tw w;
     fm_opts o = defaults();
     o.deep_unknown = 100;
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_DEPTH);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_DEPTH);
 }
 
 Test(crafted, data_area)
 {
-    tw w;
     fm_opts o = defaults();
     o.data_page_offset = 990; /* 990 + 50 > 1000 */
-    build(&w, &o);
     tc_error err;
-    cr_expect_eq(parse_tw(&w, &err, 1000), TC_E_RANGE);
+    cr_expect_eq(parse_crafted(&o, &err, 1000), TC_E_RANGE);
     cr_expect(strstr(err.msg, "outside the data area") != NULL, "%s", err.msg);
     o.data_page_offset = 2;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 1000), TC_E_RANGE);
+    cr_expect_eq(parse_crafted(&o, &err, 1000), TC_E_RANGE);
     o.data_page_offset = -5;
-    build(&w, &o);
-    cr_expect_eq(parse_tw(&w, &err, 0), TC_E_RANGE);
+    cr_expect_eq(parse_crafted(&o, &err, 0), TC_E_RANGE);
 }
 
 Test(crafted, absurd_counts_and_lengths)

@@ -223,17 +223,23 @@ static bool stats_by_leaf(void *ud, size_t col, pred_col_stats *out)
     return true;
 }
 
-static void int_stats(region_stats *r, uint32_t leaf, int64_t lo, int64_t hi, int64_t nulls,
-                      int64_t rows)
+/* Bounds lo..hi for leaf, nulls null values (unknown if negative) in rows rows. */
+static void set_stats(region_stats *r, uint32_t leaf, pqv lo, pqv hi, int64_t nulls, int64_t rows)
 {
     r->have[leaf] = true;
     memset(&r->s[leaf], 0, sizeof r->s[leaf]);
     r->s[leaf].has_min_max = true;
-    r->s[leaf].min = pqv_int(lo);
-    r->s[leaf].max = pqv_int(hi);
+    r->s[leaf].min = lo;
+    r->s[leaf].max = hi;
     r->s[leaf].has_null_count = nulls >= 0;
     r->s[leaf].null_count = nulls;
     r->s[leaf].num_values = rows;
+}
+
+static void int_stats(region_stats *r, uint32_t leaf, int64_t lo, int64_t hi, int64_t nulls,
+                      int64_t rows)
+{
+    set_stats(r, leaf, pqv_int(lo), pqv_int(hi), nulls, rows);
 }
 
 static bool may(const pq_file_meta *m, region_stats *r, const char *text)
@@ -243,6 +249,55 @@ static bool may(const pq_file_meta *m, region_stats *r, const char *text)
     const bool res = pred_may_match(b, stats_by_leaf, r);
     pred_bound_free(b);
     return res;
+}
+
+/* Tables of cases: each row is checked as the call of its helper would be. */
+#define NCASES(a) (sizeof(a) / sizeof *(a))
+
+/* A predicate and the rows it gives: 'T'/'F'/'N' per row for expect_tri,
+ * '0'/'1' per row for expect_sel. */
+typedef struct {
+    const char *text;
+    const char *want;
+} row_case;
+
+static void expect_tris(const pq_file_meta *m, const table *t, const row_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_tri(m, t, c[i].text, c[i].want);
+}
+
+static void expect_sels(const pq_file_meta *m, const table *t, const row_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_sel(m, t, c[i].text, c[i].want);
+}
+
+/* A predicate and whether the region's statistics leave it able to match. */
+typedef struct {
+    const char *text;
+    bool may;
+} may_case;
+
+static void expect_mays(const pq_file_meta *m, region_stats *r, const may_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const bool got = may(m, r, c[i].text);
+        cr_expect_eq(got, c[i].may, "'%s': may match %d, want %d", c[i].text, got, c[i].may);
+    }
+}
+
+/* A predicate that fails at byte pos with a message holding sub. */
+typedef struct {
+    const char *text;
+    size_t pos;
+    const char *sub;
+} err_case;
+
+static void expect_errors(const pq_file_meta *m, pred_status st, const err_case *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ERR(m, c[i].text, st, c[i].pos, c[i].sub);
 }
 
 /* ------------------------------------------------------------------ */
@@ -289,44 +344,47 @@ Test(predicate, parse_every_form)
 
 Test(predicate, syntax_errors_with_positions)
 {
-    ERR(NULL, "", PRED_E_SYNTAX, 0, "empty predicate");
-    ERR(NULL, "   ", PRED_E_SYNTAX, 3, "empty predicate");
-    ERR(NULL, "(a = 1", PRED_E_SYNTAX, 6, "expected ')'");
-    ERR(NULL, "(a = 1 OR (b = 2)", PRED_E_SYNTAX, 17, "expected ')', found end of input");
-    ERR(NULL, "a = ", PRED_E_SYNTAX, 4, "expected a column or a literal");
-    ERR(NULL, "a = 'abc", PRED_E_SYNTAX, 4, "unterminated string literal");
-    ERR(NULL, "\"abc = 1", PRED_E_SYNTAX, 0, "unterminated quoted identifier");
-    ERR(NULL, "a ! 1", PRED_E_SYNTAX, 2, "expected '=' after '!'");
-    ERR(NULL, "a = 1 b", PRED_E_SYNTAX, 6, "expected AND, OR or end of input, found 'b'");
-    ERR(NULL, "a = 1)", PRED_E_SYNTAX, 5, "found ')'");
-    ERR(NULL, "a = b", PRED_E_SYNTAX, 2, "comparison of two columns is not supported");
-    ERR(NULL, "1 = 2", PRED_E_SYNTAX, 2, "needs a column on one side");
-    ERR(NULL, "a IN ()", PRED_E_SYNTAX, 6, "expected a literal");
-    ERR(NULL, "a IN (1 2)", PRED_E_SYNTAX, 8, "expected ',' or ')'");
-    ERR(NULL, "a IN 1", PRED_E_SYNTAX, 5, "expected '(' after IN");
-    ERR(NULL, "a IN (b)", PRED_E_SYNTAX, 6, "expected a literal");
-    ERR(NULL, "a IS 5", PRED_E_SYNTAX, 5, "expected NULL or NOT NULL after IS");
-    ERR(NULL, "a IS NOT 5", PRED_E_SYNTAX, 9, "expected NULL after IS NOT");
-    ERR(NULL, "a NOT 5", PRED_E_SYNTAX, 6, "expected BETWEEN, IN or LIKE after NOT");
-    ERR(NULL, "5 BETWEEN 1 AND 2", PRED_E_SYNTAX, 0, "BETWEEN needs a column");
-    ERR(NULL, "'x' LIKE 'y'", PRED_E_SYNTAX, 0, "LIKE needs a column");
-    ERR(NULL, "NULL IS NULL", PRED_E_SYNTAX, 0, "IS NULL needs a column");
-    ERR(NULL, "a BETWEEN 1 OR 2", PRED_E_SYNTAX, 12, "expected AND");
-    ERR(NULL, "a LIKE b", PRED_E_SYNTAX, 7, "expected a string pattern");
-    ERR(NULL, "a LIKE 'a_b'", PRED_E_SYNTAX, 9, "LIKE supports only % wildcards");
-    ERR(NULL, "a NOT LIKE '%\\%'", PRED_E_SYNTAX, 13, "LIKE supports only % wildcards");
-    ERR(NULL, "12abc = 1", PRED_E_SYNTAX, 0, "malformed number");
-    ERR(NULL, "a = 1.2.3", PRED_E_SYNTAX, 4, "malformed number");
-    ERR(NULL, "a = 1e", PRED_E_SYNTAX, 4, "exponent without digits");
-    ERR(NULL, "\"\" = 1", PRED_E_SYNTAX, 0, "empty quoted identifier");
-    ERR(NULL, "a. = 1", PRED_E_SYNTAX, 1, "expected a name after '.'");
-    ERR(NULL, "a = - x", PRED_E_SYNTAX, 6, "expected a number after '-'");
-    ERR(NULL, "'abc'", PRED_E_SYNTAX, 5, "expected a comparison after the literal");
-    ERR(NULL, "42", PRED_E_SYNTAX, 2, "expected a comparison");
-    ERR(NULL, "a = 1 AND", PRED_E_SYNTAX, 9, "found end of input");
-    ERR(NULL, "a = 1 # 2", PRED_E_SYNTAX, 6, "unexpected character '#'");
-    ERR(NULL, "a = \x01", PRED_E_SYNTAX, 4, "unexpected byte 0x01");
-    ERR(NULL, "a = 1 OR NOT", PRED_E_SYNTAX, 12, "expected a column or a literal");
+    static const err_case syntax[] = {
+        {"", 0, "empty predicate"},
+        {"   ", 3, "empty predicate"},
+        {"(a = 1", 6, "expected ')'"},
+        {"(a = 1 OR (b = 2)", 17, "expected ')', found end of input"},
+        {"a = ", 4, "expected a column or a literal"},
+        {"a = 'abc", 4, "unterminated string literal"},
+        {"\"abc = 1", 0, "unterminated quoted identifier"},
+        {"a ! 1", 2, "expected '=' after '!'"},
+        {"a = 1 b", 6, "expected AND, OR or end of input, found 'b'"},
+        {"a = 1)", 5, "found ')'"},
+        {"a = b", 2, "comparison of two columns is not supported"},
+        {"1 = 2", 2, "needs a column on one side"},
+        {"a IN ()", 6, "expected a literal"},
+        {"a IN (1 2)", 8, "expected ',' or ')'"},
+        {"a IN 1", 5, "expected '(' after IN"},
+        {"a IN (b)", 6, "expected a literal"},
+        {"a IS 5", 5, "expected NULL or NOT NULL after IS"},
+        {"a IS NOT 5", 9, "expected NULL after IS NOT"},
+        {"a NOT 5", 6, "expected BETWEEN, IN or LIKE after NOT"},
+        {"5 BETWEEN 1 AND 2", 0, "BETWEEN needs a column"},
+        {"'x' LIKE 'y'", 0, "LIKE needs a column"},
+        {"NULL IS NULL", 0, "IS NULL needs a column"},
+        {"a BETWEEN 1 OR 2", 12, "expected AND"},
+        {"a LIKE b", 7, "expected a string pattern"},
+        {"a LIKE 'a_b'", 9, "LIKE supports only % wildcards"},
+        {"a NOT LIKE '%\\%'", 13, "LIKE supports only % wildcards"},
+        {"12abc = 1", 0, "malformed number"},
+        {"a = 1.2.3", 4, "malformed number"},
+        {"a = 1e", 4, "exponent without digits"},
+        {"\"\" = 1", 0, "empty quoted identifier"},
+        {"a. = 1", 1, "expected a name after '.'"},
+        {"a = - x", 6, "expected a number after '-'"},
+        {"'abc'", 5, "expected a comparison after the literal"},
+        {"42", 2, "expected a comparison"},
+        {"a = 1 AND", 9, "found end of input"},
+        {"a = 1 # 2", 6, "unexpected character '#'"},
+        {"a = \x01", 4, "unexpected byte 0x01"},
+        {"a = 1 OR NOT", 12, "expected a column or a literal"},
+    };
+    expect_errors(NULL, PRED_E_SYNTAX, syntax, NCASES(syntax));
     /* A NUL byte inside the text (len-delimited) is not a terminator. */
     expect_error_n(NULL, "a = 1\0 OR b", 11, PRED_E_SYNTAX, 5, "unexpected byte 0x00");
     expect_error_n(NULL, "\"a\0\" = 1", 8, PRED_E_SYNTAX, 2, "NUL byte in a quoted identifier");
@@ -334,26 +392,26 @@ Test(predicate, syntax_errors_with_positions)
 
 Test(predicate, literal_errors)
 {
-    /* 39 digits: beyond DECIMAL(38) */
-    ERR(NULL, "a = 123456789012345678901234567890123456789", PRED_E_SYNTAX, 4,
-        "numeric literal out of range");
-    ERR(NULL, "a < -123456789012345678901234567890123456789", PRED_E_SYNTAX, 4, "out of range");
-    ERR(NULL, "a = 0.0000000000000000000000000000000000000001", PRED_E_SYNTAX, 4,
-        "more than 38 digits after the point");
-    ERR(NULL, "a = 1e999", PRED_E_SYNTAX, 4, "float literal out of range");
-    ERR(NULL, "a = DATE '2023-02-29'", PRED_E_SYNTAX, 9, "bad DATE literal");
-    ERR(NULL, "a = DATE '2024-13-01'", PRED_E_SYNTAX, 9, "bad DATE literal");
-    ERR(NULL, "a = DATE '2024-1-01'", PRED_E_SYNTAX, 9, "YYYY-MM-DD");
-    ERR(NULL, "a = DATE '2024-01-01 00:00:00'", PRED_E_SYNTAX, 9, "bad DATE literal");
-    ERR(NULL, "a IN (1, TIMESTAMP '2024-01-01 24:00:00')", PRED_E_SYNTAX, 19,
-        "bad TIMESTAMP literal");
-    ERR(NULL, "a = TIMESTAMP '2024-01-01 10:00'", PRED_E_SYNTAX, 14, "bad TIMESTAMP");
-    ERR(NULL, "a = TIMESTAMP '2024-01-01 10:00:00.1234567890'", PRED_E_SYNTAX, 14,
-        "bad TIMESTAMP");
-    ERR(NULL, "a = TIMESTAMP '2024-01-01 10:00:00Z'", PRED_E_SYNTAX, 14, "bad TIMESTAMP");
-    ERR(NULL, "a = TIMESTAMP '2024-01-01 10:00:00.'", PRED_E_SYNTAX, 14, "bad TIMESTAMP");
-    /* DATE is a keyword only before a string: here it is a column */
-    ERR(NULL, "a = DATE", PRED_E_SYNTAX, 2, "comparison of two columns");
+    static const err_case literals[] = {
+        /* 39 digits: beyond DECIMAL(38) */
+        {"a = 123456789012345678901234567890123456789", 4, "numeric literal out of range"},
+        {"a < -123456789012345678901234567890123456789", 4, "out of range"},
+        {"a = 0.0000000000000000000000000000000000000001", 4,
+         "more than 38 digits after the point"},
+        {"a = 1e999", 4, "float literal out of range"},
+        {"a = DATE '2023-02-29'", 9, "bad DATE literal"},
+        {"a = DATE '2024-13-01'", 9, "bad DATE literal"},
+        {"a = DATE '2024-1-01'", 9, "YYYY-MM-DD"},
+        {"a = DATE '2024-01-01 00:00:00'", 9, "bad DATE literal"},
+        {"a IN (1, TIMESTAMP '2024-01-01 24:00:00')", 19, "bad TIMESTAMP literal"},
+        {"a = TIMESTAMP '2024-01-01 10:00'", 14, "bad TIMESTAMP"},
+        {"a = TIMESTAMP '2024-01-01 10:00:00.1234567890'", 14, "bad TIMESTAMP"},
+        {"a = TIMESTAMP '2024-01-01 10:00:00Z'", 14, "bad TIMESTAMP"},
+        {"a = TIMESTAMP '2024-01-01 10:00:00.'", 14, "bad TIMESTAMP"},
+        /* DATE is a keyword only before a string: here it is a column */
+        {"a = DATE", 2, "comparison of two columns"},
+    };
+    expect_errors(NULL, PRED_E_SYNTAX, literals, NCASES(literals));
 }
 
 Test(predicate, limits)
@@ -511,31 +569,35 @@ Test(predicate, bind_errors_with_positions)
     pq_file_meta *m = load_meta("v1_plain_none_index");
     ERR(m, "i32 = 1 AND nope = 2", PRED_E_COLUMN, 12, "unknown column 'nope'");
     ERR(m, "i32 = 1 AND \"I 32\" = 2", PRED_E_COLUMN, 12, "unknown column 'I 32'");
-    ERR(m, "s = 5", PRED_E_TYPE, 4, "cannot compare column s (BYTES) with an integer literal");
-    ERR(m, "i32 = 1.5e0", PRED_E_TYPE, 6, "cannot compare column i32 (INT) with a float literal");
-    ERR(m, "i32 = 'x'", PRED_E_TYPE, 6, "with a string literal");
-    ERR(m, "i32 IN (1, 2, 'x')", PRED_E_TYPE, 14, "with a string literal");
-    ERR(m, "i32 BETWEEN 1 AND DATE '2024-01-01'", PRED_E_TYPE, 18, "with a DATE literal");
-    ERR(m, "b = 1", PRED_E_TYPE, 4, "cannot compare column b (BOOL) with an integer literal");
-    ERR(m, "f64 = 'x'", PRED_E_TYPE, 6, "column f64 (FLOAT) with a string literal");
-    ERR(m, "f64 = TRUE", PRED_E_TYPE, 6, "with a boolean literal");
-    ERR(m, "i32 LIKE 'a%'", PRED_E_TYPE, 4, "LIKE needs a string or binary column; i32 is INT");
-    ERR(m, "i32 = 1 OR i64", PRED_E_TYPE, 11, "column i64 (INT) is not BOOLEAN");
-    ERR(m, "s = TIMESTAMP '2024-01-01'", PRED_E_TYPE, 4, "with a TIMESTAMP literal");
+    static const err_case flat_types[] = {
+        {"s = 5", 4, "cannot compare column s (BYTES) with an integer literal"},
+        {"i32 = 1.5e0", 6, "cannot compare column i32 (INT) with a float literal"},
+        {"i32 = 'x'", 6, "with a string literal"},
+        {"i32 IN (1, 2, 'x')", 14, "with a string literal"},
+        {"i32 BETWEEN 1 AND DATE '2024-01-01'", 18, "with a DATE literal"},
+        {"b = 1", 4, "cannot compare column b (BOOL) with an integer literal"},
+        {"f64 = 'x'", 6, "column f64 (FLOAT) with a string literal"},
+        {"f64 = TRUE", 6, "with a boolean literal"},
+        {"i32 LIKE 'a%'", 4, "LIKE needs a string or binary column; i32 is INT"},
+        {"i32 = 1 OR i64", 11, "column i64 (INT) is not BOOLEAN"},
+        {"s = TIMESTAMP '2024-01-01'", 4, "with a TIMESTAMP literal"},
+    };
+    expect_errors(m, PRED_E_TYPE, flat_types, NCASES(flat_types));
     pq_file_meta_free(m);
 
     m = load_meta("types_snappy");
-    ERR(m, "date > 'abc'", PRED_E_TYPE, 7,
-        "cannot compare column date (DATE) with a string literal that is not a date");
-    ERR(m, "date > TIMESTAMP '2024-01-01'", PRED_E_TYPE, 7, "(DATE) with a TIMESTAMP literal");
-    ERR(m, "date > 5", PRED_E_TYPE, 7, "column date (DATE) with an integer literal");
-    ERR(m, "ts_us = 'noon'", PRED_E_TYPE, 8,
-        "(TIMESTAMP) with a string literal that is not a timestamp");
-    ERR(m, "dec_i32 = 1.5e0", PRED_E_TYPE, 10,
-        "column dec_i32 (DECIMAL(9,2)) with a float literal");
-    ERR(m, "t_ms < 5", PRED_E_TYPE, 0, "TIME values are not supported");
-    ERR(m, "nul = 1", PRED_E_TYPE, 0, "column nul cannot be used in a comparison");
-    ERR(m, "u64 LIKE 'x'", PRED_E_TYPE, 4, "u64 is UINT");
+    static const err_case snappy_types[] = {
+        {"date > 'abc'", 7,
+         "cannot compare column date (DATE) with a string literal that is not a date"},
+        {"date > TIMESTAMP '2024-01-01'", 7, "(DATE) with a TIMESTAMP literal"},
+        {"date > 5", 7, "column date (DATE) with an integer literal"},
+        {"ts_us = 'noon'", 8, "(TIMESTAMP) with a string literal that is not a timestamp"},
+        {"dec_i32 = 1.5e0", 10, "column dec_i32 (DECIMAL(9,2)) with a float literal"},
+        {"t_ms < 5", 0, "TIME values are not supported"},
+        {"nul = 1", 0, "column nul cannot be used in a comparison"},
+        {"u64 LIKE 'x'", 4, "u64 is UINT"},
+    };
+    expect_errors(m, PRED_E_TYPE, snappy_types, NCASES(snappy_types));
     pred_bound_free(bind_ok(m, "nul IS NULL AND t_ms IS NOT NULL AND nul = NULL"));
     pq_file_meta_free(m);
 
@@ -638,26 +700,29 @@ Test(predicate, integer_comparisons)
     table *t = new_table(6);
     const int64_t v[] = {-5, 0, 4, 5, 6, NUL};
     set_ints(t, F_I32, v);
-    expect_tri(m, t, "i32 = 5", "FFFTFN");
-    expect_tri(m, t, "i32 != 5", "TTTFTN");
-    expect_tri(m, t, "i32 <> 5", "TTTFTN");
-    expect_tri(m, t, "i32 < 5", "TTTFFN");
-    expect_tri(m, t, "i32 <= 5", "TTTTFN");
-    expect_tri(m, t, "i32 > 5", "FFFFTN");
-    expect_tri(m, t, "i32 >= 5", "FFFTTN");
-    expect_tri(m, t, "5 < i32", "FFFFTN");
-    expect_tri(m, t, "5 >= i32", "TTTTFN");
-    expect_tri(m, t, "-5 = i32", "TFFFFN");
-    expect_tri(m, t, "i32 > -9223372036854775808", "TTTTTN");
-    expect_tri(m, t, "i32 < 99999999999999999999", "TTTTTN"); /* DECIMAL literal beyond int64 */
-    expect_tri(m, t, "i32 BETWEEN 0 AND 5", "FTTTFN");
-    expect_tri(m, t, "i32 NOT BETWEEN 0 AND 5", "TFFFTN");
-    expect_tri(m, t, "i32 BETWEEN 5 AND 0", "FFFFFN");
-    expect_tri(m, t, "i32 BETWEEN 0 AND NULL", "FNNNNN"); /* FALSE only where x < 0 */
-    expect_tri(m, t, "i32 IS NULL", "FFFFFT");
-    expect_tri(m, t, "i32 IS NOT NULL", "TTTTTF");
-    expect_tri(m, t, "i32 = NULL", "NNNNNN");
-    expect_tri(m, t, "i32 <> NULL", "NNNNNN");
+    static const row_case comparisons[] = {
+        {"i32 = 5", "FFFTFN"},
+        {"i32 != 5", "TTTFTN"},
+        {"i32 <> 5", "TTTFTN"},
+        {"i32 < 5", "TTTFFN"},
+        {"i32 <= 5", "TTTTFN"},
+        {"i32 > 5", "FFFFTN"},
+        {"i32 >= 5", "FFFTTN"},
+        {"5 < i32", "FFFFTN"},
+        {"5 >= i32", "TTTTFN"},
+        {"-5 = i32", "TFFFFN"},
+        {"i32 > -9223372036854775808", "TTTTTN"},
+        {"i32 < 99999999999999999999", "TTTTTN"}, /* DECIMAL literal beyond int64 */
+        {"i32 BETWEEN 0 AND 5", "FTTTFN"},
+        {"i32 NOT BETWEEN 0 AND 5", "TFFFTN"},
+        {"i32 BETWEEN 5 AND 0", "FFFFFN"},
+        {"i32 BETWEEN 0 AND NULL", "FNNNNN"}, /* FALSE only where x < 0 */
+        {"i32 IS NULL", "FFFFFT"},
+        {"i32 IS NOT NULL", "TTTTTF"},
+        {"i32 = NULL", "NNNNNN"},
+        {"i32 <> NULL", "NNNNNN"},
+    };
+    expect_tris(m, t, comparisons, NCASES(comparisons));
     free(t);
     pq_file_meta_free(m);
 }
@@ -668,14 +733,17 @@ Test(predicate, in_lists_with_null)
     table *t = new_table(4);
     const int64_t v[] = {1, 2, 3, NUL};
     set_ints(t, F_I32, v);
-    expect_tri(m, t, "i32 IN (1, 3)", "TFTN");
-    expect_tri(m, t, "i32 IN (3, 1, 3, 1)", "TFTN");
-    expect_tri(m, t, "i32 IN (1, NULL)", "TNNN");
-    expect_tri(m, t, "i32 NOT IN (1, NULL)", "FNNN");
-    expect_tri(m, t, "i32 NOT IN (1, 3)", "FTFN");
-    expect_tri(m, t, "i32 IN (NULL)", "NNNN");
-    expect_tri(m, t, "i32 NOT IN (NULL, NULL)", "NNNN");
-    expect_tri(m, t, "i32 IN (2.0, 3.5, 10000000000000000000000)", "FTFN"); /* decimals */
+    static const row_case in_lists[] = {
+        {"i32 IN (1, 3)", "TFTN"},
+        {"i32 IN (3, 1, 3, 1)", "TFTN"},
+        {"i32 IN (1, NULL)", "TNNN"},
+        {"i32 NOT IN (1, NULL)", "FNNN"},
+        {"i32 NOT IN (1, 3)", "FTFN"},
+        {"i32 IN (NULL)", "NNNN"},
+        {"i32 NOT IN (NULL, NULL)", "NNNN"},
+        {"i32 IN (2.0, 3.5, 10000000000000000000000)", "FTFN"}, /* decimals */
+    };
+    expect_tris(m, t, in_lists, NCASES(in_lists));
     free(t);
     pq_file_meta_free(m);
 }
@@ -691,24 +759,27 @@ Test(predicate, three_valued_truth_tables)
         t->null[F_B][r] = r >= 6;
         t->v[F_B][r] = pqv_bool(r < 3);
     }
-    expect_tri(m, t, "b", "TTTFFFNNN");
-    expect_tri(m, t, "NOT b", "FFFTTTNNN");
-    expect_tri(m, t, "b = TRUE", "TTTFFFNNN");
-    expect_tri(m, t, "b <> TRUE", "FFFTTTNNN");
-    expect_tri(m, t, "b < TRUE", "FFFTTTNNN"); /* false < true */
-    expect_tri(m, t, "i32 = 1", "TFNTFNTFN");
-    expect_tri(m, t, "b AND i32 = 1", "TFNFFFNFN");
-    expect_tri(m, t, "b OR i32 = 1", "TTTTFNTNN");
-    expect_tri(m, t, "NOT (b AND i32 = 1)", "FTNTTTNTN");
-    expect_tri(m, t, "NOT b OR NOT i32 = 1", "FTNTTTNTN"); /* De Morgan holds in Kleene logic */
-    expect_tri(m, t, "b AND NULL", "NNNFFFNNN");
-    expect_tri(m, t, "b OR NULL", "TTTNNNNNN");
-    expect_tri(m, t, "b AND TRUE", "TTTFFFNNN");
-    expect_tri(m, t, "b OR FALSE", "TTTFFFNNN");
-    expect_tri(m, t, "TRUE", "TTTTTTTTT");
-    expect_tri(m, t, "FALSE", "FFFFFFFFF");
-    expect_tri(m, t, "NULL", "NNNNNNNNN");
-    expect_tri(m, t, "b IS NULL OR i32 IS NULL", "FFTFFTTTT");
+    static const row_case kleene[] = {
+        {"b", "TTTFFFNNN"},
+        {"NOT b", "FFFTTTNNN"},
+        {"b = TRUE", "TTTFFFNNN"},
+        {"b <> TRUE", "FFFTTTNNN"},
+        {"b < TRUE", "FFFTTTNNN"}, /* false < true */
+        {"i32 = 1", "TFNTFNTFN"},
+        {"b AND i32 = 1", "TFNFFFNFN"},
+        {"b OR i32 = 1", "TTTTFNTNN"},
+        {"NOT (b AND i32 = 1)", "FTNTTTNTN"},
+        {"NOT b OR NOT i32 = 1", "FTNTTTNTN"}, /* De Morgan holds in Kleene logic */
+        {"b AND NULL", "NNNFFFNNN"},
+        {"b OR NULL", "TTTNNNNNN"},
+        {"b AND TRUE", "TTTFFFNNN"},
+        {"b OR FALSE", "TTTFFFNNN"},
+        {"TRUE", "TTTTTTTTT"},
+        {"FALSE", "FFFFFFFFF"},
+        {"NULL", "NNNNNNNNN"},
+        {"b IS NULL OR i32 IS NULL", "FFTFFTTTT"},
+    };
+    expect_tris(m, t, kleene, NCASES(kleene));
     free(t);
     pq_file_meta_free(m);
 }
@@ -726,19 +797,22 @@ Test(predicate, precedence)
     }
     set_ints(t, F_I32, x);
     set_ints(t, F_I64, y);
-    /* AND binds tighter than OR */
-    expect_sel(m, t, "b OR i32 = 1 AND i64 = 1", "00011111");
-    expect_sel(m, t, "(b OR i32 = 1) AND i64 = 1", "00010101");
-    expect_sel(m, t, "i32 = 1 AND i64 = 1 OR b", "00011111");
-    /* NOT binds tighter than AND, looser than comparisons */
-    expect_sel(m, t, "NOT b AND i32 = 1", "00110000");
-    expect_sel(m, t, "NOT (b AND i32 = 1)", "11111100");
-    expect_sel(m, t, "NOT i32 = 1 AND NOT i64 = 1", "10001000");
-    expect_sel(m, t, "NOT b OR i64 = 1 AND i32 = 0", "11110100");
-    /* BETWEEN's AND is not a conjunction */
-    expect_sel(m, t, "i32 BETWEEN 1 AND 1 AND i64 = 1", "00010001");
-    /* keywords without case */
-    expect_sel(m, t, "not B and I32 between 1 AnD 1 oR i64 iN (1)", "01110101");
+    static const row_case combos[] = {
+        /* AND binds tighter than OR */
+        {"b OR i32 = 1 AND i64 = 1", "00011111"},
+        {"(b OR i32 = 1) AND i64 = 1", "00010101"},
+        {"i32 = 1 AND i64 = 1 OR b", "00011111"},
+        /* NOT binds tighter than AND, looser than comparisons */
+        {"NOT b AND i32 = 1", "00110000"},
+        {"NOT (b AND i32 = 1)", "11111100"},
+        {"NOT i32 = 1 AND NOT i64 = 1", "10001000"},
+        {"NOT b OR i64 = 1 AND i32 = 0", "11110100"},
+        /* BETWEEN's AND is not a conjunction */
+        {"i32 BETWEEN 1 AND 1 AND i64 = 1", "00010001"},
+        /* keywords without case */
+        {"not B and I32 between 1 AnD 1 oR i64 iN (1)", "01110101"},
+    };
+    expect_sels(m, t, combos, NCASES(combos));
     free(t);
     pq_file_meta_free(m);
 }
@@ -750,23 +824,26 @@ Test(predicate, like_patterns)
                                     "aaa", "é€ü", "abab",  NULL};
     table *t = new_table(9);
     set_strings(t, F_S, s);
-    expect_tri(m, t, "s LIKE 'ab%'", "TTFFFFFTN");
-    expect_tri(m, t, "s LIKE '%ab'", "FTFFTFFTN");
-    expect_tri(m, t, "s LIKE '%ab%'", "TTTFTFFTN");
-    expect_tri(m, t, "s LIKE 'ab'", "FTFFFFFFN");
-    expect_tri(m, t, "s LIKE ''", "FFFTFFFFN");
-    expect_tri(m, t, "s LIKE '%'", "TTTTTTTTN");
-    expect_tri(m, t, "s LIKE '%%'", "TTTTTTTTN");
-    expect_tri(m, t, "s LIKE 'a%%b'", "FTFFFFFTN");
-    expect_tri(m, t, "s LIKE 'a%b%c'", "TFFFFFFFN");
-    expect_tri(m, t, "s LIKE 'aa%aa'", "FFFFFFFFN"); /* prefix and suffix may not overlap */
-    expect_tri(m, t, "s LIKE 'a%a'", "FFFFFTFFN");
-    expect_tri(m, t, "s LIKE '%b%b%'", "FFFFFFFTN");
-    expect_tri(m, t, "s LIKE 'é%'", "FFFFFFTFN");
-    expect_tri(m, t, "s LIKE '%€%'", "FFFFFFTFN");
-    expect_tri(m, t, "s LIKE '%ü'", "FFFFFFTFN");
-    expect_tri(m, t, "s LIKE 'AB%'", "FFFFFFFFN"); /* case-sensitive */
-    expect_tri(m, t, "s NOT LIKE '%b%'", "FFFTFTTFN");
+    static const row_case patterns[] = {
+        {"s LIKE 'ab%'", "TTFFFFFTN"},
+        {"s LIKE '%ab'", "FTFFTFFTN"},
+        {"s LIKE '%ab%'", "TTTFTFFTN"},
+        {"s LIKE 'ab'", "FTFFFFFFN"},
+        {"s LIKE ''", "FFFTFFFFN"},
+        {"s LIKE '%'", "TTTTTTTTN"},
+        {"s LIKE '%%'", "TTTTTTTTN"},
+        {"s LIKE 'a%%b'", "FTFFFFFTN"},
+        {"s LIKE 'a%b%c'", "TFFFFFFFN"},
+        {"s LIKE 'aa%aa'", "FFFFFFFFN"}, /* prefix and suffix may not overlap */
+        {"s LIKE 'a%a'", "FFFFFTFFN"},
+        {"s LIKE '%b%b%'", "FFFFFFFTN"},
+        {"s LIKE 'é%'", "FFFFFFTFN"},
+        {"s LIKE '%€%'", "FFFFFFTFN"},
+        {"s LIKE '%ü'", "FFFFFFTFN"},
+        {"s LIKE 'AB%'", "FFFFFFFFN"}, /* case-sensitive */
+        {"s NOT LIKE '%b%'", "FFFTFTTFN"},
+    };
+    expect_tris(m, t, patterns, NCASES(patterns));
     free(t);
 
     /* bytes with NUL and high bytes, and a FIXED_LEN_BYTE_ARRAY column */
@@ -788,14 +865,17 @@ Test(predicate, strings_compare_as_bytes)
     static const char *const s[] = {"s0001", "s0050", "it's", "", "S0001", NULL};
     table *t = new_table(6);
     set_strings(t, F_S, s);
-    expect_tri(m, t, "s = 's0001'", "TFFFFN");
-    expect_tri(m, t, "s > 's0001'", "FTFFFN");
-    expect_tri(m, t, "s >= 's'", "TTFFFN");
-    expect_tri(m, t, "s = 'it''s'", "FFTFFN");
-    expect_tri(m, t, "s = ''", "FFFTFN");
-    expect_tri(m, t, "s IN ('', 's0050', NULL)", "NTNTNN");
-    expect_tri(m, t, "s BETWEEN 'S' AND 's0002'", "TFTFTN");
-    expect_tri(m, t, "'s0050' <= s", "FTFFFN");
+    static const row_case bytewise[] = {
+        {"s = 's0001'", "TFFFFN"},
+        {"s > 's0001'", "FTFFFN"},
+        {"s >= 's'", "TTFFFN"},
+        {"s = 'it''s'", "FFTFFN"},
+        {"s = ''", "FFFTFN"},
+        {"s IN ('', 's0050', NULL)", "NTNTNN"},
+        {"s BETWEEN 'S' AND 's0002'", "TFTFTN"},
+        {"'s0050' <= s", "FTFFFN"},
+    };
+    expect_tris(m, t, bytewise, NCASES(bytewise));
     free(t);
     pq_file_meta_free(m);
 }
@@ -809,18 +889,21 @@ Test(predicate, decimals_and_integers)
     for (int r = 0; r < 4; r++)
         t->v[T_DEC_I32][r] = pqv_decimal(dv[r], 2);
     t->null[T_DEC_I32][4] = 1;
-    expect_tri(m, t, "dec_i32 = 12.5", "TFFFN");
-    expect_tri(m, t, "dec_i32 = 12.50", "TFFFN");
-    expect_tri(m, t, "dec_i32 = 12.500000", "TFFFN");
-    expect_tri(m, t, "dec_i32 = 12", "FFFFN");
-    expect_tri(m, t, "dec_i32 > 12", "TFFTN");
-    expect_tri(m, t, "dec_i32 < 0", "FTFFN");
-    expect_tri(m, t, "dec_i32 <= -0.01", "FTFFN");
-    expect_tri(m, t, "dec_i32 < -0.001", "FTFFN");
-    expect_tri(m, t, "dec_i32 = -0", "FFTFN");
-    expect_tri(m, t, "dec_i32 IN (0.0, 999.99, 12.49)", "FFTTN");
-    expect_tri(m, t, "dec_i32 BETWEEN -1 AND 12.5", "TTTFN");
-    expect_tri(m, t, "dec_i32 >= 99999999999999999999999999999999999999", "FFFFN");
+    static const row_case dec_9_2[] = {
+        {"dec_i32 = 12.5", "TFFFN"},
+        {"dec_i32 = 12.50", "TFFFN"},
+        {"dec_i32 = 12.500000", "TFFFN"},
+        {"dec_i32 = 12", "FFFFN"},
+        {"dec_i32 > 12", "TFFTN"},
+        {"dec_i32 < 0", "FTFFN"},
+        {"dec_i32 <= -0.01", "FTFFN"},
+        {"dec_i32 < -0.001", "FTFFN"},
+        {"dec_i32 = -0", "FFTFN"},
+        {"dec_i32 IN (0.0, 999.99, 12.49)", "FFTTN"},
+        {"dec_i32 BETWEEN -1 AND 12.5", "TTTFN"},
+        {"dec_i32 >= 99999999999999999999999999999999999999", "FFFFN"},
+    };
+    expect_tris(m, t, dec_9_2, NCASES(dec_9_2));
     free(t);
 
     /* unsigned columns: the whole uint64 range, negative literals */
@@ -830,11 +913,14 @@ Test(predicate, decimals_and_integers)
     t->v[T_U64][2] = pqv_uint((uint64_t)INT64_MAX + 1);
     for (int r = 0; r < 3; r++)
         t->v[T_U32][r] = pqv_uint((uint64_t)r);
-    expect_sel(m, t, "u64 = 18446744073709551615", "100");
-    expect_sel(m, t, "u64 > 9223372036854775807", "101");
-    expect_sel(m, t, "u64 > -1", "111");
-    expect_sel(m, t, "u32 >= 1.5", "001");
-    expect_sel(m, t, "u32 IN (-1, 0, 2)", "101");
+    static const row_case unsigned_range[] = {
+        {"u64 = 18446744073709551615", "100"},
+        {"u64 > 9223372036854775807", "101"},
+        {"u64 > -1", "111"},
+        {"u32 >= 1.5", "001"},
+        {"u32 IN (-1, 0, 2)", "101"},
+    };
+    expect_sels(m, t, unsigned_range, NCASES(unsigned_range));
     free(t);
     pq_file_meta_free(m);
 }
@@ -847,17 +933,20 @@ Test(predicate, floats_total_order)
     for (int r = 0; r < 6; r++)
         t->v[F_F64][r] = pqv_double(fv[r]);
     t->null[F_F64][6] = 1;
-    expect_tri(m, t, "f64 = 0", "TFFFFFN");
-    expect_tri(m, t, "f64 = 0.0", "TFFFFFN");
-    expect_tri(m, t, "f64 = 1.1", "FTFFFFN");       /* decimal literal read as the double 1.1 */
-    expect_tri(m, t, "f64 = 0.1", "FFFFFTN");
-    expect_tri(m, t, "f64 = 1e-1", "FFFFFTN");
-    expect_tri(m, t, "f64 > 1e308", "FFTTFFN");    /* NaN is above +Infinity */
-    expect_tri(m, t, "f64 < 0", "FFFFTFN");
-    expect_tri(m, t, "f64 <> 1.1", "TFTTTTN");
-    expect_tri(m, t, "f64 BETWEEN -1 AND 2", "TTFFFTN");
-    expect_tri(m, t, "f64 IN (1.1, 0)", "TTFFFFN");
-    expect_tri(m, t, "f64 >= 12345678901234567890123", "FFTTFFN");
+    static const row_case doubles[] = {
+        {"f64 = 0", "TFFFFFN"},
+        {"f64 = 0.0", "TFFFFFN"},
+        {"f64 = 1.1", "FTFFFFN"}, /* decimal literal read as the double 1.1 */
+        {"f64 = 0.1", "FFFFFTN"},
+        {"f64 = 1e-1", "FFFFFTN"},
+        {"f64 > 1e308", "FFTTFFN"}, /* NaN is above +Infinity */
+        {"f64 < 0", "FFFFTFN"},
+        {"f64 <> 1.1", "TFTTTTN"},
+        {"f64 BETWEEN -1 AND 2", "TTFFFTN"},
+        {"f64 IN (1.1, 0)", "TTFFFFN"},
+        {"f64 >= 12345678901234567890123", "FFTTFFN"},
+    };
+    expect_tris(m, t, doubles, NCASES(doubles));
     free(t);
     pq_file_meta_free(m);
 }
@@ -870,13 +959,16 @@ Test(predicate, dates)
     for (int r = 0; r < 4; r++)
         t->v[T_DATE][r] = pqv_date(dv[r]);
     t->null[T_DATE][4] = 1;
-    expect_tri(m, t, "date = DATE '2024-01-01'", "TFFFN");
-    expect_tri(m, t, "date = '2024-01-02'", "FTFFN");
-    expect_tri(m, t, "date = DATE '2024-02-29'", "FFTFN"); /* leap day */
-    expect_tri(m, t, "date < DATE '1970-01-02'", "FFFTN");
-    expect_tri(m, t, "date BETWEEN '2024-01-01' AND DATE '2024-01-31'", "TTFFN");
-    expect_tri(m, t, "date IN ('1970-01-01', DATE '2024-02-29')", "FFTTN");
-    expect_tri(m, t, "date > DATE '0001-01-01' AND date < DATE '9999-12-31'", "TTTTN");
+    static const row_case days[] = {
+        {"date = DATE '2024-01-01'", "TFFFN"},
+        {"date = '2024-01-02'", "FTFFN"},
+        {"date = DATE '2024-02-29'", "FFTFN"}, /* leap day */
+        {"date < DATE '1970-01-02'", "FFFTN"},
+        {"date BETWEEN '2024-01-01' AND DATE '2024-01-31'", "TTFFN"},
+        {"date IN ('1970-01-01', DATE '2024-02-29')", "FFTTN"},
+        {"date > DATE '0001-01-01' AND date < DATE '9999-12-31'", "TTTTN"},
+    };
+    expect_tris(m, t, days, NCASES(days));
     free(t);
     pq_file_meta_free(m);
 }
@@ -891,18 +983,21 @@ Test(predicate, timestamps_and_units)
     t->v[T_TS_MS_UTC][1] = pqv_timestamp(ms + 1, PQ_UNIT_MILLIS, true);
     t->v[T_TS_MS_UTC][2] = pqv_timestamp(ms + 45296789, PQ_UNIT_MILLIS, true); /* 12:34:56.789 */
     t->null[T_TS_MS_UTC][3] = 1;
-    expect_tri(m, t, "ts_ms_utc = TIMESTAMP '2024-01-01 00:00:00'", "TFFN");
-    expect_tri(m, t, "ts_ms_utc = TIMESTAMP '2024-01-01'", "TFFN");
-    expect_tri(m, t, "ts_ms_utc = DATE '2024-01-01'", "TFFN");
-    expect_tri(m, t, "ts_ms_utc = '2024-01-01 00:00:00.001'", "FTFN");
-    expect_tri(m, t, "ts_ms_utc = TIMESTAMP '2024-01-01T12:34:56.789'", "FFTN");
-    /* a literal finer than the column: half a microsecond after midnight */
-    expect_tri(m, t, "ts_ms_utc < TIMESTAMP '2024-01-01 00:00:00.0000005'", "TFFN");
-    expect_tri(m, t, "ts_ms_utc > TIMESTAMP '2024-01-01 00:00:00.0000005'", "FTTN");
-    expect_tri(m, t, "ts_ms_utc = TIMESTAMP '2024-01-01 00:00:00.0000005'", "FFFN");
-    expect_tri(m, t, "ts_ms_utc >= TIMESTAMP '2024-01-01 00:00:00.000999999'", "FTTN");
-    expect_tri(m, t, "ts_ms_utc BETWEEN '2024-01-01' AND '2024-01-01 12:00:00'", "TTFN");
-    expect_tri(m, t, "ts_ms_utc < TIMESTAMP '9999-12-31 23:59:59.999'", "TTTN");
+    static const row_case millis[] = {
+        {"ts_ms_utc = TIMESTAMP '2024-01-01 00:00:00'", "TFFN"},
+        {"ts_ms_utc = TIMESTAMP '2024-01-01'", "TFFN"},
+        {"ts_ms_utc = DATE '2024-01-01'", "TFFN"},
+        {"ts_ms_utc = '2024-01-01 00:00:00.001'", "FTFN"},
+        {"ts_ms_utc = TIMESTAMP '2024-01-01T12:34:56.789'", "FFTN"},
+        /* a literal finer than the column: half a microsecond after midnight */
+        {"ts_ms_utc < TIMESTAMP '2024-01-01 00:00:00.0000005'", "TFFN"},
+        {"ts_ms_utc > TIMESTAMP '2024-01-01 00:00:00.0000005'", "FTTN"},
+        {"ts_ms_utc = TIMESTAMP '2024-01-01 00:00:00.0000005'", "FFFN"},
+        {"ts_ms_utc >= TIMESTAMP '2024-01-01 00:00:00.000999999'", "FTTN"},
+        {"ts_ms_utc BETWEEN '2024-01-01' AND '2024-01-01 12:00:00'", "TTFN"},
+        {"ts_ms_utc < TIMESTAMP '9999-12-31 23:59:59.999'", "TTTN"},
+    };
+    expect_tris(m, t, millis, NCASES(millis));
     free(t);
 
     /* nanos, UTC-adjusted: a far-future literal is beyond int64 nanos but
@@ -977,48 +1072,54 @@ Test(predicate, may_match_int_ranges)
     region_stats r;
     memset(&r, 0, sizeof r);
     int_stats(&r, F_I32, 10, 20, 0, 100);
-    cr_expect_not(may(m, &r, "i32 = 5"));
-    cr_expect(may(m, &r, "i32 = 15"));
-    cr_expect(may(m, &r, "i32 = 10"));
-    cr_expect(may(m, &r, "i32 = 20"));
-    cr_expect_not(may(m, &r, "i32 = 21"));
-    cr_expect_not(may(m, &r, "i32 > 20"));
-    cr_expect(may(m, &r, "i32 >= 20"));
-    cr_expect_not(may(m, &r, "i32 < 10"));
-    cr_expect(may(m, &r, "i32 <= 10"));
-    cr_expect_not(may(m, &r, "25 < i32"));
-    cr_expect(may(m, &r, "i32 <> 15"));
-    cr_expect_not(may(m, &r, "i32 BETWEEN 21 AND 30"));
-    cr_expect(may(m, &r, "i32 BETWEEN 20 AND 30"));
-    cr_expect_not(may(m, &r, "i32 NOT BETWEEN 5 AND 25"));
-    cr_expect(may(m, &r, "i32 NOT BETWEEN 5 AND 19"));
-    cr_expect_not(may(m, &r, "i32 IN (1, 2, 30)"));
-    cr_expect(may(m, &r, "i32 IN (1, 15, 30)"));
-    cr_expect_not(may(m, &r, "i32 IN (9.5, 20.5)"));
-    cr_expect_not(may(m, &r, "i32 = NULL"));
-    cr_expect_not(may(m, &r, "i32 IS NULL"));
-    cr_expect(may(m, &r, "i32 IS NOT NULL"));
-    cr_expect_not(may(m, &r, "i32 = 5 OR i32 > 20"));
-    cr_expect(may(m, &r, "i32 = 5 OR i32 > 19"));
-    cr_expect_not(may(m, &r, "i32 = 15 AND i32 = 5"));
-    cr_expect_not(may(m, &r, "FALSE"));
-    cr_expect(may(m, &r, "TRUE"));
-    cr_expect_not(may(m, &r, "NOT (i32 >= 10)"));
-    cr_expect(may(m, &r, "NOT (i32 > 10)"));
-    /* a column without statistics (i64) decides nothing */
-    cr_expect(may(m, &r, "i64 = 5"));
-    cr_expect_not(may(m, &r, "i64 = 5 AND i32 = 5"));
-    cr_expect(may(m, &r, "i64 = 5 OR i32 = 5"));
+    static const may_case ten_to_twenty[] = {
+        {"i32 = 5", false},
+        {"i32 = 15", true},
+        {"i32 = 10", true},
+        {"i32 = 20", true},
+        {"i32 = 21", false},
+        {"i32 > 20", false},
+        {"i32 >= 20", true},
+        {"i32 < 10", false},
+        {"i32 <= 10", true},
+        {"25 < i32", false},
+        {"i32 <> 15", true},
+        {"i32 BETWEEN 21 AND 30", false},
+        {"i32 BETWEEN 20 AND 30", true},
+        {"i32 NOT BETWEEN 5 AND 25", false},
+        {"i32 NOT BETWEEN 5 AND 19", true},
+        {"i32 IN (1, 2, 30)", false},
+        {"i32 IN (1, 15, 30)", true},
+        {"i32 IN (9.5, 20.5)", false},
+        {"i32 = NULL", false},
+        {"i32 IS NULL", false},
+        {"i32 IS NOT NULL", true},
+        {"i32 = 5 OR i32 > 20", false},
+        {"i32 = 5 OR i32 > 19", true},
+        {"i32 = 15 AND i32 = 5", false},
+        {"FALSE", false},
+        {"TRUE", true},
+        {"NOT (i32 >= 10)", false},
+        {"NOT (i32 > 10)", true},
+        /* a column without statistics (i64) decides nothing */
+        {"i64 = 5", true},
+        {"i64 = 5 AND i32 = 5", false},
+        {"i64 = 5 OR i32 = 5", true},
+    };
+    expect_mays(m, &r, ten_to_twenty, NCASES(ten_to_twenty));
 
     /* a single value: <> and NOT IN can prove FALSE everywhere */
     int_stats(&r, F_I32, 15, 15, 0, 100);
-    cr_expect_not(may(m, &r, "i32 <> 15"));
-    cr_expect_not(may(m, &r, "NOT (i32 = 15)"));
-    cr_expect_not(may(m, &r, "i32 NOT IN (15, 16)"));
-    cr_expect(may(m, &r, "i32 NOT IN (14, 16)"));
-    cr_expect(may(m, &r, "i32 = 15"));
-    /* ... but with nulls, NOT IN with a NULL item is never TRUE anyway */
-    cr_expect_not(may(m, &r, "i32 NOT IN (14, NULL)"));
+    static const may_case single_value[] = {
+        {"i32 <> 15", false},
+        {"NOT (i32 = 15)", false},
+        {"i32 NOT IN (15, 16)", false},
+        {"i32 NOT IN (14, 16)", true},
+        {"i32 = 15", true},
+        /* ... but with nulls, NOT IN with a NULL item is never TRUE anyway */
+        {"i32 NOT IN (14, NULL)", false},
+    };
+    expect_mays(m, &r, single_value, NCASES(single_value));
 
     /* nulls */
     int_stats(&r, F_I32, 15, 15, 3, 100);
@@ -1026,11 +1127,14 @@ Test(predicate, may_match_int_ranges)
     cr_expect_not(may(m, &r, "i32 <> 15"));
     int_stats(&r, F_I32, 0, 0, 100, 100);
     r.s[F_I32].has_min_max = false; /* all null: no bounds */
-    cr_expect_not(may(m, &r, "i32 = 0"));
-    cr_expect_not(may(m, &r, "i32 IS NOT NULL"));
-    cr_expect(may(m, &r, "i32 IS NULL"));
-    cr_expect(may(m, &r, "NOT i32 IS NOT NULL"));
-    cr_expect_not(may(m, &r, "NOT (i32 = 3)")); /* NULL, not TRUE */
+    static const may_case all_null[] = {
+        {"i32 = 0", false},
+        {"i32 IS NOT NULL", false},
+        {"i32 IS NULL", true},
+        {"NOT i32 IS NOT NULL", true},
+        {"NOT (i32 = 3)", false}, /* NULL, not TRUE */
+    };
+    expect_mays(m, &r, all_null, NCASES(all_null));
     /* null count unknown or row count unknown */
     int_stats(&r, F_I32, 10, 20, -1, 100);
     cr_expect(may(m, &r, "i32 IS NULL"));
@@ -1081,13 +1185,7 @@ Test(predicate, may_match_unknown_and_floats)
     /* FLOAT bounds never prune (a NaN may be missing from them) */
     region_stats r;
     memset(&r, 0, sizeof r);
-    r.have[F_F64] = true;
-    r.s[F_F64] = (pred_col_stats){.has_min_max = true,
-                                  .min = pqv_double(0),
-                                  .max = pqv_double(1),
-                                  .has_null_count = true,
-                                  .null_count = 0,
-                                  .num_values = 10};
+    set_stats(&r, F_F64, pqv_double(0), pqv_double(1), 0, 10);
     cr_expect(may(m, &r, "f64 > 5"));
     cr_expect(may(m, &r, "f64 = -3"));
     cr_expect(may(m, &r, "f64 <> 0.5"));
@@ -1104,26 +1202,23 @@ Test(predicate, may_match_strings_and_bools)
     pq_file_meta *m = load_meta("v1_plain_none_index");
     region_stats r;
     memset(&r, 0, sizeof r);
-    r.have[F_S] = true;
-    r.s[F_S] = (pred_col_stats){.has_min_max = true,
-                                .min = pqv_string("b"),
-                                .max = pqv_string("c"),
-                                .has_null_count = true,
-                                .null_count = 0,
-                                .num_values = 10};
-    cr_expect_not(may(m, &r, "s LIKE 'a%'"));
-    cr_expect(may(m, &r, "s LIKE 'b%'"));
-    cr_expect(may(m, &r, "s LIKE 'bz%x'"));
-    cr_expect(may(m, &r, "s LIKE 'c%'"));
-    cr_expect_not(may(m, &r, "s LIKE 'ca%'"));
-    cr_expect_not(may(m, &r, "s LIKE 'd%'"));
-    cr_expect(may(m, &r, "s LIKE '%a'"));
-    cr_expect_not(may(m, &r, "s LIKE 'a'"));
-    cr_expect(may(m, &r, "s NOT LIKE 'a%'"));
-    cr_expect_not(may(m, &r, "s = 'a'"));
-    cr_expect(may(m, &r, "s = 'bcd'"));
-    cr_expect_not(may(m, &r, "s > 'c'"));
-    cr_expect_not(may(m, &r, "s IN ('a', 'ca', 'd')"));
+    set_stats(&r, F_S, pqv_string("b"), pqv_string("c"), 0, 10);
+    static const may_case b_to_c[] = {
+        {"s LIKE 'a%'", false},
+        {"s LIKE 'b%'", true},
+        {"s LIKE 'bz%x'", true},
+        {"s LIKE 'c%'", true},
+        {"s LIKE 'ca%'", false},
+        {"s LIKE 'd%'", false},
+        {"s LIKE '%a'", true},
+        {"s LIKE 'a'", false},
+        {"s NOT LIKE 'a%'", true},
+        {"s = 'a'", false},
+        {"s = 'bcd'", true},
+        {"s > 'c'", false},
+        {"s IN ('a', 'ca', 'd')", false},
+    };
+    expect_mays(m, &r, b_to_c, NCASES(b_to_c));
     /* prefix pruning with 0xff bytes: no successor exists */
     static const uint8_t ff[] = {0xff, 0xff};
     r.s[F_S].min = pqv_bytes(ff, 1);
@@ -1137,13 +1232,7 @@ Test(predicate, may_match_strings_and_bools)
     cr_expect_not(may(m, &r, "s LIKE 'aa%'"));
 
     memset(&r, 0, sizeof r);
-    r.have[F_B] = true;
-    r.s[F_B] = (pred_col_stats){.has_min_max = true,
-                                .min = pqv_bool(false),
-                                .max = pqv_bool(false),
-                                .has_null_count = true,
-                                .null_count = 0,
-                                .num_values = 10};
+    set_stats(&r, F_B, pqv_bool(false), pqv_bool(false), 0, 10);
     cr_expect_not(may(m, &r, "b"));
     cr_expect(may(m, &r, "NOT b"));
     cr_expect_not(may(m, &r, "b = TRUE"));
@@ -1344,6 +1433,19 @@ static int lit(gen *g)
 #define NV 8
 static const int vals[NV] = {RNULL, -3, -2, -1, 0, 1, 2, 3};
 
+/* Column col (0: a, 1: b) of grid row r = a * NV + b. */
+static int grid_value(int col, int r)
+{
+    return col ? vals[r % NV] : vals[r / NV];
+}
+
+/* ... in half units, as lit() writes literals */
+static int grid_half(int col, int r)
+{
+    const int v = grid_value(col, r);
+    return v == RNULL ? RNULL : 2 * v;
+}
+
 static void gen_expr(gen *g, int depth, int *out /* [NV * NV] */)
 {
     const unsigned k = depth <= 0 ? rnd(g, 5) : rnd(g, 9);
@@ -1369,12 +1471,10 @@ static void gen_expr(gen *g, int depth, int *out /* [NV * NV] */)
             put(g, " ");
             l = lit(g);
         }
-        for (int a = 0; a < NV; a++)
-            for (int b = 0; b < NV; b++) {
-                const int v = col ? vals[b] : vals[a];
-                const int hv = v == RNULL ? RNULL : 2 * v;
-                out[a * NV + b] = flip ? r_cmp(l, op_code[o], hv) : r_cmp(hv, op_code[o], l);
-            }
+        for (int r = 0; r < NV * NV; r++) {
+            const int hv = grid_half(col, r);
+            out[r] = flip ? r_cmp(l, op_code[o], hv) : r_cmp(hv, op_code[o], l);
+        }
         return;
     }
     case 1: { /* BETWEEN */
@@ -1386,13 +1486,11 @@ static void gen_expr(gen *g, int depth, int *out /* [NV * NV] */)
         const int lo = lit(g);
         put(g, " AND ");
         const int hi = lit(g);
-        for (int a = 0; a < NV; a++)
-            for (int b = 0; b < NV; b++) {
-                const int v = col ? vals[b] : vals[a];
-                const int hv = v == RNULL ? RNULL : 2 * v;
-                const int r = r_and(r_cmp(hv, 5, lo), r_cmp(hv, 3, hi));
-                out[a * NV + b] = neg ? r_not(r) : r;
-            }
+        for (int r = 0; r < NV * NV; r++) {
+            const int hv = grid_half(col, r);
+            const int v = r_and(r_cmp(hv, 5, lo), r_cmp(hv, 3, hi));
+            out[r] = neg ? r_not(v) : v;
+        }
         return;
     }
     case 2: { /* IN */
@@ -1407,26 +1505,23 @@ static void gen_expr(gen *g, int depth, int *out /* [NV * NV] */)
             items[i] = lit(g);
         }
         put(g, ")");
-        for (int a = 0; a < NV; a++)
-            for (int b = 0; b < NV; b++) {
-                const int v = col ? vals[b] : vals[a];
-                const int hv = v == RNULL ? RNULL : 2 * v;
-                int r = RF;
-                for (int i = 0; i < n; i++)
-                    r = r_or(r, r_cmp(hv, 0, items[i]));
-                out[a * NV + b] = neg ? r_not(r) : r;
-            }
+        for (int r = 0; r < NV * NV; r++) {
+            const int hv = grid_half(col, r);
+            int v = RF;
+            for (int i = 0; i < n; i++)
+                v = r_or(v, r_cmp(hv, 0, items[i]));
+            out[r] = neg ? r_not(v) : v;
+        }
         return;
     }
     case 3: { /* IS [NOT] NULL */
         const bool neg = rnd(g, 2);
         put(g, cname);
         put(g, neg ? " IS NOT NULL" : " IS NULL");
-        for (int a = 0; a < NV; a++)
-            for (int b = 0; b < NV; b++) {
-                const bool isnull = (col ? vals[b] : vals[a]) == RNULL;
-                out[a * NV + b] = isnull != neg ? RT : RF;
-            }
+        for (int r = 0; r < NV * NV; r++) {
+            const bool isnull = grid_value(col, r) == RNULL;
+            out[r] = isnull != neg ? RT : RF;
+        }
         return;
     }
     case 4: { /* constant */
@@ -1477,7 +1572,7 @@ static void grid_stats(int col, const int *rows, int nrows, pred_col_stats *s)
     s->num_values = nrows;
     int lo = INT_MAX, hi = INT_MIN;
     for (int i = 0; i < nrows; i++) {
-        const int v = col ? vals[rows[i] % NV] : vals[rows[i] / NV];
+        const int v = grid_value(col, rows[i]);
         if (v == RNULL) {
             s->null_count++;
             continue;

@@ -8,10 +8,7 @@ static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd64(void)
 {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return t_xorshift64(&rng_state);
 }
 
 static uint64_t mask_of(unsigned w)

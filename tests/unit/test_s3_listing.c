@@ -32,6 +32,20 @@ static char *page(const char *body)
     return s;
 }
 
+/* Parse xml, which must succeed. */
+static void parse_ok(const char *xml, store_listing *l)
+{
+    cr_assert_eq(parse(xml, l), S3_LISTING_OK, "%s", err);
+}
+
+/* Parse the page around body, which must succeed. */
+static void parse_page_ok(const char *body, store_listing *l)
+{
+    char *xml = page(body);
+    parse_ok(xml, l);
+    free(xml);
+}
+
 /* Parse a page that must fail with `want`, and check *out stays empty. */
 static void expect_failure(const char *body, s3_listing_err want, const char *needle)
 {
@@ -75,7 +89,7 @@ static const char aws_page[] =
 Test(s3_listing, aws_page_with_prefixes_and_token)
 {
     store_listing l;
-    cr_assert_eq(parse(aws_page, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(aws_page, &l);
     cr_assert_eq(l.n_objects, 2);
     cr_expect_str_eq(l.objects[0].key, "data/a.parquet");
     cr_expect_eq(l.objects[0].size, 1234);
@@ -118,7 +132,7 @@ static const char moto_page[] =
 Test(s3_listing, moto_pretty_printed_not_truncated)
 {
     store_listing l;
-    cr_assert_eq(parse(moto_page, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(moto_page, &l);
     cr_assert_eq(l.n_objects, 1);
     cr_expect_str_eq(l.objects[0].key, "logs/2024-01-01.json");
     cr_expect_eq(l.objects[0].size, 42, "numbers tolerate surrounding whitespace");
@@ -138,7 +152,7 @@ Test(s3_listing, without_namespace)
         "<ETag>\"e\"</ETag></Contents><CommonPrefixes><Prefix>p/</Prefix></CommonPrefixes>"
         "</ListBucketResult>";
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(xml, &l);
     cr_assert_eq(l.n_objects, 1);
     cr_expect_eq(l.objects[0].size, 0);
     cr_expect_eq(l.objects[0].mtime, 0);
@@ -155,7 +169,7 @@ Test(s3_listing, namespace_prefix)
         "<s3:LastModified>2020-02-29T12:00:00Z</s3:LastModified></s3:Contents>"
         "</s3:ListBucketResult>";
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(xml, &l);
     cr_assert_eq(l.n_objects, 1);
     cr_expect_eq(l.objects[0].size, 7);
     cr_expect_str_eq(l.objects[0].etag, "", "missing ETag is an empty string");
@@ -181,9 +195,8 @@ Test(s3_listing, keys_with_special_characters)
         "<LastModified>2024-05-06T07:08:09Z</LastModified><ETag>\"6\"</ETag></Contents>"
         "<Contents><Key>split<!-- comment -->key</Key><Size>7</Size>"
         "<LastModified>2024-05-06T07:08:09Z</LastModified><ETag>\"7\"</ETag></Contents>";
-    char *xml = page(body);
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok(body, &l);
     cr_assert_eq(l.n_objects, 7);
     cr_expect_str_eq(l.objects[0].key, "dir with spaces/file name.csv");
     cr_expect_str_eq(l.objects[1].key,
@@ -194,7 +207,6 @@ Test(s3_listing, keys_with_special_characters)
     cr_expect_str_eq(l.objects[5].key, "cdata/<raw>&stuff");
     cr_expect_str_eq(l.objects[6].key, "splitkey");
     store_listing_free(&l);
-    free(xml);
 }
 
 Test(s3_listing, url_encoding_type_decodes_keys_and_prefixes)
@@ -206,26 +218,26 @@ Test(s3_listing, url_encoding_type_decodes_keys_and_prefixes)
         "<Contents><Key>%C3%A9t%C3%A9</Key><Size>1</Size>"
         "<LastModified>2024-05-06T07:08:09Z</LastModified><ETag>\"1\"</ETag></Contents>"
         "<CommonPrefixes><Prefix>year%3D2024/</Prefix></CommonPrefixes>";
-    char *xml = page(body);
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok(body, &l);
     cr_assert_eq(l.n_objects, 2);
     cr_expect_str_eq(l.objects[0].key, "dir with spaces/a+b=c&d\n.csv");
     cr_expect_str_eq(l.objects[1].key, "\xC3\xA9t\xC3\xA9");
     cr_expect_str_eq(l.prefixes[0], "year=2024/");
     store_listing_free(&l);
-    free(xml);
 }
+
+/* One object whose key (the %s) is URL-encoded. */
+#define URL_KEY_OBJ \
+    "<EncodingType>url</EncodingType><Contents><Key>%s</Key><Size>1</Size>" \
+    "<LastModified>2024-05-06T07:08:09Z</LastModified></Contents>"
 
 Test(s3_listing, url_encoding_rejects_bad_escapes)
 {
     static const char *const keys[] = { "bad%2", "bad%zz", "nul%00byte", "%FF%FE", "%C3", "%ED%A0%80" };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         char body[512];
-        snprintf(body, sizeof body,
-                 "<EncodingType>url</EncodingType><Contents><Key>%s</Key><Size>1</Size>"
-                 "<LastModified>2024-05-06T07:08:09Z</LastModified></Contents>",
-                 keys[i]);
+        snprintf(body, sizeof body, URL_KEY_OBJ, keys[i]);
         expect_failure(body, S3_LISTING_ERR_INVALID, "URL encoding");
     }
     expect_failure("<EncodingType>base64</EncodingType>", S3_LISTING_ERR_INVALID, "EncodingType");
@@ -238,21 +250,13 @@ Test(s3_listing, url_encoded_key_limit_applies_after_decoding)
     for (int i = 0; i < 1024; i++)
         strcat(key, "%41");
     char body[4096];
-    snprintf(body, sizeof body,
-             "<EncodingType>url</EncodingType><Contents><Key>%s</Key><Size>1</Size>"
-             "<LastModified>2024-05-06T07:08:09Z</LastModified></Contents>",
-             key);
-    char *xml = page(body);
+    snprintf(body, sizeof body, URL_KEY_OBJ, key);
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok(body, &l);
     cr_expect_eq(strlen(l.objects[0].key), 1024);
     store_listing_free(&l);
-    free(xml);
     strcat(key, "A");
-    snprintf(body, sizeof body,
-             "<EncodingType>url</EncodingType><Contents><Key>%s</Key><Size>1</Size>"
-             "<LastModified>2024-05-06T07:08:09Z</LastModified></Contents>",
-             key);
+    snprintf(body, sizeof body, URL_KEY_OBJ, key);
     expect_failure(body, S3_LISTING_ERR_LIMIT, "1024");
 }
 
@@ -263,7 +267,7 @@ Test(s3_listing, empty_listing)
         "<Prefix>nothing-here/</Prefix><KeyCount>0</KeyCount><MaxKeys>1000</MaxKeys>"
         "<Delimiter>/</Delimiter><IsTruncated>false</IsTruncated></ListBucketResult>";
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(xml, &l);
     cr_expect_eq(l.n_objects, 0);
     cr_expect_null(l.objects);
     cr_expect_eq(l.n_prefixes, 0);
@@ -271,18 +275,17 @@ Test(s3_listing, empty_listing)
     cr_expect_eq(l.key_count, 0);
     cr_expect_not(l.truncated);
     store_listing_free(&l);
-    cr_assert_eq(parse("<ListBucketResult/>", &l), S3_LISTING_OK, "%s", err);
+    parse_ok("<ListBucketResult/>", &l);
     store_listing_free(&l);
 }
 
 Test(s3_listing, empty_token_when_not_truncated_is_no_token)
 {
     store_listing l;
-    char *xml = page("<IsTruncated>false</IsTruncated><NextContinuationToken></NextContinuationToken>");
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok("<IsTruncated>false</IsTruncated><NextContinuationToken></NextContinuationToken>",
+                  &l);
     cr_expect_null(l.next_token);
     store_listing_free(&l);
-    free(xml);
 }
 
 Test(s3_listing, latin1_document_is_converted_to_utf8)
@@ -292,7 +295,7 @@ Test(s3_listing, latin1_document_is_converted_to_utf8)
         "<Contents><Key>caf\xE9</Key><Size>1</Size><LastModified>2024-01-01T00:00:00Z</LastModified>"
         "</Contents></ListBucketResult>";
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(xml, &l);
     cr_expect_str_eq(l.objects[0].key, "caf\xC3\xA9");
     store_listing_free(&l);
 }
@@ -342,11 +345,9 @@ Test(s3_listing, bad_key_count)
     expect_failure("<KeyCount>4294967296</KeyCount>", S3_LISTING_ERR_INVALID, "KeyCount");
     expect_failure("<KeyCount>-3</KeyCount>", S3_LISTING_ERR_INVALID, "KeyCount");
     store_listing l;
-    char *xml = page("<KeyCount>4294967295</KeyCount>");
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok("<KeyCount>4294967295</KeyCount>", &l);
     cr_expect_eq(l.key_count, UINT32_MAX);
     store_listing_free(&l);
-    free(xml);
 }
 
 Test(s3_listing, bad_last_modified)
@@ -410,12 +411,10 @@ Test(s3_listing, key_length_limit)
     char *key = repeated('k', S3_KEY_MAX);
     char body[2048];
     snprintf(body, sizeof body, OBJ("%s", "1", GOOD_TIME), key);
-    char *xml = page(body);
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok(body, &l);
     cr_expect_eq(strlen(l.objects[0].key), S3_KEY_MAX);
     store_listing_free(&l);
-    free(xml);
     free(key);
 
     key = repeated('k', S3_KEY_MAX + 1);
@@ -433,26 +432,23 @@ Test(s3_listing, key_length_limit)
     expect_failure(body, S3_LISTING_ERR_LIMIT, "1024");
 }
 
+/* One object whose ETag is the %s. */
+#define ETAG_OBJ \
+    "<Contents><Key>k</Key><Size>1</Size><LastModified>" GOOD_TIME \
+    "</LastModified><ETag>%s</ETag></Contents>"
+
 Test(s3_listing, etag_length_limit)
 {
     char *etag = repeated('e', S3_ETAG_MAX + 1);
     char body[1024];
-    snprintf(body, sizeof body,
-             "<Contents><Key>k</Key><Size>1</Size><LastModified>" GOOD_TIME
-             "</LastModified><ETag>%s</ETag></Contents>",
-             etag);
+    snprintf(body, sizeof body, ETAG_OBJ, etag);
     expect_failure(body, S3_LISTING_ERR_LIMIT, "ETag");
     etag[S3_ETAG_MAX] = '\0';
-    snprintf(body, sizeof body,
-             "<Contents><Key>k</Key><Size>1</Size><LastModified>" GOOD_TIME
-             "</LastModified><ETag>%s</ETag></Contents>",
-             etag);
-    char *xml = page(body);
+    snprintf(body, sizeof body, ETAG_OBJ, etag);
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_page_ok(body, &l);
     cr_expect_eq(strlen(l.objects[0].etag), S3_ETAG_MAX);
     store_listing_free(&l);
-    free(xml);
     free(etag);
 }
 
@@ -488,7 +484,7 @@ Test(s3_listing, entry_count_limit)
 {
     char *xml = page_with_entries(S3_LISTING_MAX_ENTRIES, false);
     store_listing l;
-    cr_assert_eq(parse(xml, &l), S3_LISTING_OK, "%s", err);
+    parse_ok(xml, &l);
     cr_expect_eq(l.n_objects, S3_LISTING_MAX_ENTRIES);
     store_listing_free(&l);
     free(xml);
@@ -669,30 +665,38 @@ Test(s3_listing, null_arguments)
 
 /* ---- <Error> documents ---------------------------------------------------- */
 
+/* Parse an <Error> document into code and message buffers of exactly these
+ * sizes (on the heap, so ASan sees a write past them, and full of junk); it
+ * must succeed with want_code and want_message. */
+static void expect_error_doc(const char *xml, size_t code_size, size_t message_size,
+                             const char *want_code, const char *want_message)
+{
+    char *code = malloc(code_size), *message = malloc(message_size);
+    cr_assert(code && message);
+    memset(code, 'J', code_size);
+    memset(message, 'J', message_size);
+    cr_assert_eq(s3_error_parse(xml, strlen(xml), code, code_size, message, message_size),
+                 S3_LISTING_OK, "%s", xml);
+    cr_expect_str_eq(code, want_code);
+    cr_expect_str_eq(message, want_message);
+    free(code);
+    free(message);
+}
+
 Test(s3_error, aws_error_document)
 {
     static const char xml[] =
         XML_DECL "<Error><Code>NoSuchBucket</Code><Message>The specified bucket does not "
                  "exist</Message><BucketName>nope</BucketName><RequestId>4442587FB7D0A2F9</RequestId>"
                  "<HostId>abc=</HostId></Error>";
-    char code[64], message[128];
-    cr_assert_eq(s3_error_parse(xml, strlen(xml), code, sizeof code, message, sizeof message),
-                 S3_LISTING_OK);
-    cr_expect_str_eq(code, "NoSuchBucket");
-    cr_expect_str_eq(message, "The specified bucket does not exist");
+    expect_error_doc(xml, 64, 128, "NoSuchBucket", "The specified bucket does not exist");
 }
 
 Test(s3_error, namespaced_and_missing_fields)
 {
     static const char xml[] = "<Error xmlns=\"" S3_NS "\"><Code>AccessDenied</Code></Error>";
-    char code[64], message[64] = "junk";
-    cr_assert_eq(s3_error_parse(xml, strlen(xml), code, sizeof code, message, sizeof message),
-                 S3_LISTING_OK);
-    cr_expect_str_eq(code, "AccessDenied");
-    cr_expect_str_eq(message, "");
-    cr_assert_eq(s3_error_parse("<Error/>", 8, code, sizeof code, message, sizeof message),
-                 S3_LISTING_OK);
-    cr_expect_str_eq(code, "");
+    expect_error_doc(xml, 64, 64, "AccessDenied", "");
+    expect_error_doc("<Error/>", 64, 64, "", "");
 }
 
 Test(s3_error, moto_error_with_entities)
@@ -701,23 +705,15 @@ Test(s3_error, moto_error_with_entities)
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Error>\n    <Code>SlowDown</Code>\n"
         "    <Message>Please reduce your request rate &amp; retry &lt;soon&gt;</Message>\n"
         "    <RequestID>7a62c49f</RequestID>\n</Error>";
-    char code[64], message[128];
-    cr_assert_eq(s3_error_parse(xml, strlen(xml), code, sizeof code, message, sizeof message),
-                 S3_LISTING_OK);
-    cr_expect_str_eq(code, "SlowDown");
-    cr_expect_str_eq(message, "Please reduce your request rate & retry <soon>");
+    expect_error_doc(xml, 64, 128, "SlowDown", "Please reduce your request rate & retry <soon>");
 }
 
 Test(s3_error, control_characters_replaced)
 {
     static const char xml[] =
         "<Error><Code>Bad&#9;Code</Code><Message>line1\nline2\r&#x85;end&#x7f;</Message></Error>";
-    char code[64], message[64];
-    cr_assert_eq(s3_error_parse(xml, strlen(xml), code, sizeof code, message, sizeof message),
-                 S3_LISTING_OK);
-    cr_expect_str_eq(code, "Bad?Code");
     /* libxml2 normalises the CR; NEL (U+0085, a C1 control) and DEL become '?'. */
-    cr_expect_str_eq(message, "line1?line2??end?");
+    expect_error_doc(xml, 64, 64, "Bad?Code", "line1?line2??end?");
 }
 
 Test(s3_error, truncated_to_buffer_on_utf8_boundary)

@@ -328,43 +328,24 @@ Test(skip, every_type)
 {
     /* struct { 1: bool, 2: i8, 3: i16, 4: i32, 5: i64, 6: double, 7: binary,
      *          8: list<i32>, 9: set<binary>, 10: map<i8,bool>, 11: struct{}, 12: uuid } */
-    uint8_t buf[128];
-    size_t n = 0;
-    buf[n++] = 0x11;
-    buf[n++] = 0x13;
-    buf[n++] = 0x7f;
-    buf[n++] = 0x14;
-    buf[n++] = 0x03;
-    buf[n++] = 0x15;
-    buf[n++] = 0x04;
-    buf[n++] = 0x16;
-    buf[n++] = 0x05;
-    buf[n++] = 0x17;
-    for (int i = 0; i < 8; i++)
-        buf[n++] = 0;
-    buf[n++] = 0x18;
-    buf[n++] = 0x02;
-    buf[n++] = 'h';
-    buf[n++] = 'i';
-    buf[n++] = 0x19;
-    buf[n++] = 0x25;
-    buf[n++] = 0x02;
-    buf[n++] = 0x04;
-    buf[n++] = 0x1a;
-    buf[n++] = 0x18;
-    buf[n++] = 0x00;
-    buf[n++] = 0x1b;
-    buf[n++] = 0x01;
-    buf[n++] = 0x31;
-    buf[n++] = 0x05;
-    buf[n++] = 0x01;
-    buf[n++] = 0x1c;
-    buf[n++] = 0x00;
-    buf[n++] = 0x1d;
-    for (int i = 0; i < 16; i++)
-        buf[n++] = (uint8_t)i;
-    buf[n++] = 0x00;
-    buf[n++] = 0xAA; /* trailing byte not part of the struct */
+    static const uint8_t buf[] = {
+        0x11,                                           /* 1: bool true (in the type) */
+        0x13, 0x7f,                                     /* 2: i8 */
+        0x14, 0x03,                                     /* 3: i16 (zigzag) */
+        0x15, 0x04,                                     /* 4: i32 */
+        0x16, 0x05,                                     /* 5: i64 */
+        0x17, 0, 0, 0, 0, 0, 0, 0, 0,                   /* 6: double */
+        0x18, 0x02, 'h', 'i',                           /* 7: binary "hi" */
+        0x19, 0x25, 0x02, 0x04,                         /* 8: list of 2 i32 */
+        0x1a, 0x18, 0x00,                               /* 9: set of 1 empty binary */
+        0x1b, 0x01, 0x31, 0x05, 0x01,                   /* 10: map of 1 i8 -> bool */
+        0x1c, 0x00,                                     /* 11: empty struct */
+        0x1d, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, /* 12: uuid, 16 bytes */
+        13, 14, 15,
+        0x00,                                           /* stop */
+        0xAA, /* trailing byte not part of the struct */
+    };
+    const size_t n = sizeof buf;
     tc_reader r;
     tc_reader_init(&r, buf, n);
     cr_assert(tc_skip(&r, TC_STRUCT), "%s", r.err.msg);
