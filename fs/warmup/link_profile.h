@@ -1,0 +1,22 @@
+/* The mount's current connection profile (profiler/connection_profile.h),
+ * shared between the warmup that measures it, the reads that refine it and
+ * the views that plan with it. Copies in and out under one lock, so a reader
+ * always sees a whole profile. */
+#ifndef SIEVE_LINK_PROFILE_H
+#define SIEVE_LINK_PROFILE_H
+#include <stdbool.h>
+
+#include "connection_profile.h"
+
+typedef struct link_profile link_profile;
+
+link_profile *link_profile_create(void);
+void link_profile_destroy(link_profile *lp);
+
+/* Copy the current profile into *out; false (and *out invalid) when none has
+ * been measured. lp may be NULL (no profile). */
+bool link_profile_get(link_profile *lp, conn_profile *out);
+/* Replace the current profile. */
+void link_profile_set(link_profile *lp, const conn_profile *p);
+
+#endif
