@@ -1,5 +1,88 @@
-/* What a request costs; see cost_model.h. */
+/* What a plan costs; see cost_model.h and docs/cost_model.md. */
 #include "cost_model.h"
+
+/* Prices in the override's unit: a byte is a nanosecond. */
+#define OVERRIDE_BYTE_S 1e-9
+
+cost_link cost_link_none(void)
+{
+    cost_link l = {COST_SOURCE_NONE, OVERRIDE_BYTE_S, 0.0, 0.0, 0};
+    return l;
+}
+
+cost_link cost_link_from_request_cost(uint32_t request_bytes)
+{
+    cost_link l = {COST_SOURCE_OVERRIDE, OVERRIDE_BYTE_S, OVERRIDE_BYTE_S * request_bytes, 0.0, 0};
+    return l;
+}
+
+cost_link cost_link_from_profile(const conn_profile *p, uint32_t in_flight)
+{
+    if (!p || !p->valid || !(p->bandwidth_Bps > 0) || !(p->latency_s >= 0))
+        return cost_link_none();
+    if (in_flight == 0)
+        in_flight = p->suggested_in_flight;
+    if (in_flight == 0 && p->n_capacity > 0)
+        in_flight = p->capacity[p->n_capacity - 1].in_flight;
+    if (in_flight == 0)
+        in_flight = 1;
+    cost_link l = {COST_SOURCE_PROFILE, 1.0 / p->bandwidth_Bps, 0.0, p->latency_s, in_flight};
+    double cap = conn_profile_capacity_at(p, in_flight);
+    /* Without a capacity curve, requests complete at most in_flight per
+     * latency: the link's own bound. */
+    if (!(cap > 0) && p->latency_s > 0)
+        cap = in_flight / p->latency_s;
+    l.request_s = cap > 0 ? 1.0 / cap : 0.0;
+    return l;
+}
+
+bool cost_link_allows_partial(const cost_link *l)
+{
+    return l->source != COST_SOURCE_NONE;
+}
+
+const char *cost_source_name(cost_source s)
+{
+    switch (s) {
+    case COST_SOURCE_PROFILE: return "profile";
+    case COST_SOURCE_OVERRIDE: return "request-cost";
+    default: return "none";
+    }
+}
+
+double cost_plan_time(const cost_link *l, uint32_t rounds, uint64_t bytes, uint64_t requests)
+{
+    return rounds * l->round_s + (double)bytes * l->byte_s + (double)requests * l->request_s;
+}
+
+static uint64_t in_bytes(const cost_link *l, double seconds, uint64_t max)
+{
+    if (!(l->byte_s > 0))
+        return max;
+    const double b = seconds / l->byte_s;
+    return b >= (double)max ? max : b > 0 ? (uint64_t)(b + 0.5) : 0;
+}
+
+uint32_t cost_request_bytes(const cost_link *l)
+{
+    if (l->source == COST_SOURCE_NONE)
+        return COST_REQUEST_BYTES_MAX;
+    return (uint32_t)in_bytes(l, l->request_s, COST_REQUEST_BYTES_MAX);
+}
+
+uint64_t cost_round_bytes(const cost_link *l)
+{
+    return in_bytes(l, l->round_s, UINT64_MAX / 4);
+}
+
+bool cost_file_pays(const cost_link *l, uint32_t partial_rounds, uint64_t partial_bytes,
+                    uint64_t partial_requests, uint64_t whole_bytes, uint64_t whole_requests,
+                    double min_saving)
+{
+    const double partial = cost_plan_time(l, partial_rounds, partial_bytes, partial_requests);
+    const double whole = cost_plan_time(l, 0, whole_bytes, whole_requests);
+    return partial <= (1.0 - min_saving) * whole;
+}
 
 double cost_of_reads(uint64_t bytes, uint32_t requests, uint32_t request_cost)
 {

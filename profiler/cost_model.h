@@ -1,15 +1,17 @@
-/* What a request costs, and whether reading part of a page pays: every
- * constant that derives from the link lives here, until the connection
- * profiler measures it.
+/* What a plan costs, in time, on the measured link; and whether reading part
+ * of a page pays. Every constant that derives from the link lives here or in
+ * the profile (connection_profile.h). docs/cost_model.md has the formulas.
  *
- * A request is counted as request_cost bytes (--request-cost): reading a
- * page whole costs its size plus one request; reading it in part costs the
- * bytes fetched plus request_cost per request, and is taken only when that
- * stays within (1 - min_saving) of reading it whole. The default request
- * cost is about bandwidth x round trip / requests in flight for 150 Mbit/s
- * at 200 ms and for 1 Gbit/s at 25 ms, with 32 connections; on loopback 0
- * is right. Erring high costs a view its savings on small pages (read
- * whole); erring low costs many small requests, each a round trip.
+ *   time(plan) = rounds x latency + bytes / bandwidth + requests / capacity(in flight)
+ *
+ * with capacity the profile's curve of completions per second. A cost_link
+ * holds the three prices at the load a plan runs at. The page planner works
+ * in bytes: one request is worth request_s / byte_s bytes, one dependent
+ * round round_s / byte_s bytes (cost_request_bytes, cost_round_bytes).
+ *
+ * A page is read partially only when that plan is more than COST_MIN_SAVING
+ * cheaper than reading it whole; a file's partial plan is judged as a whole
+ * (its pages share the same rounds) by cost_file_pays.
  *
  * Pure arithmetic: no I/O, no state, and no knowledge of the planner or the
  * filesystem (they call in; this includes neither). */
@@ -19,13 +21,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* 150 Mbit/s x 200 ms / 32 requests in flight is about 117 KB; 1 Gbit/s x
- * 25 ms / 32 about 98 KB. Too high costs a view little (pages read whole);
- * too low costs many small requests, so the default leans high. */
-#define COST_DEFAULT_REQUEST (128u << 10)
+#include "connection_profile.h"
 
-/* A partial read must save at least this share of reading the page whole. */
-#define COST_MIN_SAVING 0.25
+/* A partial read must be at least this much cheaper than reading whole. */
+#define COST_MIN_SAVING 0.10
 
 /* Gaps within a page (between the value ranges one fetch asks for) are read
  * through below the larger of this and the request cost. */
@@ -36,6 +35,56 @@
 #define COST_FETCH_MERGE_MIN (2u << 10)
 /* ... into requests of at most this many bytes. */
 #define COST_MAX_FETCH (8u << 20)
+
+/* The most one request is counted as, in bytes (a price above this reads
+ * every page with selected rows whole anyway). */
+#define COST_REQUEST_BYTES_MAX (64u << 20)
+
+/* Where the prices come from (shown in stats and logs). */
+typedef enum {
+    COST_SOURCE_NONE = 0, /* no profile: no partial reads of pages with selected rows */
+    COST_SOURCE_PROFILE,  /* the measured connection profile */
+    COST_SOURCE_OVERRIDE, /* --request-cost: a fixed byte price, rounds free (experiments) */
+} cost_source;
+
+typedef struct {
+    cost_source source;
+    double byte_s;       /* seconds per byte: 1 / bandwidth */
+    double request_s;    /* seconds one more request adds at this load: 1 / capacity */
+    double round_s;      /* seconds one more dependent round adds: latency */
+    uint32_t in_flight;  /* the load the prices are for */
+} cost_link;
+
+/* Prices of a measured link with in_flight requests outstanding (0: the
+ * profile's suggested level). An invalid or missing profile gives
+ * COST_SOURCE_NONE. */
+cost_link cost_link_from_profile(const conn_profile *p, uint32_t in_flight);
+/* The --request-cost override: a request costs request_bytes bytes, rounds
+ * nothing (the model before the profiler; 0 = bytes alone count). */
+cost_link cost_link_from_request_cost(uint32_t request_bytes);
+/* No profile: pages with selected rows are read whole. */
+cost_link cost_link_none(void);
+/* Whether pages with selected rows may be read partially at all. */
+bool cost_link_allows_partial(const cost_link *l);
+
+const char *cost_source_name(cost_source s);
+
+/* Estimated seconds of a plan (the formula above). */
+double cost_plan_time(const cost_link *l, uint32_t rounds, uint64_t bytes, uint64_t requests);
+
+/* One request, and one dependent round, in bytes of transfer (the planner's
+ * currency); clamped to COST_REQUEST_BYTES_MAX. */
+uint32_t cost_request_bytes(const cost_link *l);
+uint64_t cost_round_bytes(const cost_link *l);
+
+/* A file's partial plan against reading its pages whole: partial_* are the
+ * estimated rounds, bytes and requests of the partial plan, whole_* those of
+ * reading the same pages whole (the reader's rounds are the same either way,
+ * so whole needs no extra round). True when the partial plan's time is at
+ * most (1 - min_saving) of the whole's. */
+bool cost_file_pays(const cost_link *l, uint32_t partial_rounds, uint64_t partial_bytes,
+                    uint64_t partial_requests, uint64_t whole_bytes, uint64_t whole_requests,
+                    double min_saving);
 
 /* What reading bytes in requests costs, in bytes. */
 double cost_of_reads(uint64_t bytes, uint32_t requests, uint32_t request_cost);

@@ -45,12 +45,10 @@ static const char usage_mount[] =
     "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
     "                        A read() up to this size is fetched exactly; larger\n"
     "                        values make memory-mapped readers (polars) fetch more\n"
-    "  --request-cost BYTES  what one more S3 request is worth in bytes, for views:\n"
-    "                        gaps shorter than this are read through, and a page is\n"
-    "                        read partially only if that saves 25% of it counting\n"
-    "                        this per request (default 128K; 0: bytes alone count).\n"
-    "                        Until the connection profiler sets it: about bandwidth\n"
-    "                        x round trip / --max-connections\n"
+    "  --request-cost BYTES  for experiments: price every S3 request at this many\n"
+    "                        bytes (planning rounds free) instead of the measured\n"
+    "                        connection profile (0: bytes alone count). Without it\n"
+    "                        and without a profile, views read no page partially\n"
     "  -f, --foreground      stay in the foreground, log to stderr\n"
     "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
@@ -71,6 +69,7 @@ typedef struct {
     uint64_t dir_ttl_s;
     uint64_t read_ahead;
     uint64_t request_cost;
+    bool request_cost_set; /* --request-cost given: overrides the profile */
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
@@ -121,7 +120,6 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->stall_ms = 10000;
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
-    o->request_cost = COST_DEFAULT_REQUEST;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -173,6 +171,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         case OPT_REQCOST:
             if (!cli_parse_size(optarg, &o->request_cost) || o->request_cost > (64ull << 20))
                 fail("--request-cost '%s': expected a size from 0 to 64M, like 0, 16K or 128K", optarg);
+            o->request_cost_set = true;
             break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
@@ -331,7 +330,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.prefix = prefix;
     fc.plain.cache_bytes = o->cache_size;
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
-    fc.request_cost = (uint32_t)o->request_cost;
+    fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");

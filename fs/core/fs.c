@@ -66,7 +66,8 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     p->file_attr_timeout_s = 3600;
     p->delta_log_attr_timeout_s = 1;
     p->dir_attr_timeout_s = 10;
-    cfg->request_cost = COST_DEFAULT_REQUEST;
+    cfg->profile = NULL;
+    cfg->request_cost_override = -1;
 }
 
 sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cfg)
@@ -77,7 +78,8 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     fs->stats = stats;
     handle_list_init(&fs->handles);
     fs->plain = plain_fs_create(store, stats, &cfg->plain);
-    view_env env = {.plain = fs->plain, .request_cost = cfg->request_cost};
+    view_env env = {.plain = fs->plain, .profile = cfg->profile,
+                    .request_cost_override = cfg->request_cost_override};
     fs->views = fs->plain ? views_create(&env) : NULL;
     if (!fs->plain || !fs->views) {
         sv_fs_destroy(fs);

@@ -12,6 +12,7 @@
 #include <sys/uio.h>
 
 #include "object_read.h"
+#include "link_profile.h"
 #include "object_store.h"
 #include "plain.h"
 #include "stats.h"
@@ -20,12 +21,13 @@
 
 typedef struct {
     plain_config plain;    /* the plain tree, its caches and prefetch */
-    /* What one more S3 request is worth in transferred bytes, for the views'
-     * partial-read decisions: gaps shorter than this are read through, and a
-     * page is read partially only when that still saves after this much per
-     * request. 0: bytes alone count. Default COST_DEFAULT_REQUEST
-     * (profiler/cost_model.h) until the connection profiler measures it. */
-    uint32_t request_cost;
+    /* The mount's measured link, which views price their plans with
+     * (profiler/cost_model.h); NULL: no profile, so views read pages with
+     * selected rows whole. Owned by the caller; must outlive the fs. */
+    link_profile *profile;
+    /* --request-cost: >= 0 prices every request at this many bytes (rounds
+     * free) instead of the profile; for experiments. Default -1. */
+    int64_t request_cost_override;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

@@ -17,6 +17,7 @@ typedef struct {
     uint32_t n_rows;
     pp_result res;
     bool done;
+    page_reason why_real; /* when it is served real without a planner verdict */
 } page_job;
 
 typedef object_range fetch_span; /* a file range and the buffer it is fetched into */
@@ -36,13 +37,19 @@ static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
         vp->n_pieces = j->res.n_pieces;
         j->res.pieces = NULL;
         j->res.n_pieces = 0;
-        if (j->res.synthesized)
+        if (j->res.synthesized) {
             vt->pages_synth++;
-        else
+            vt->pages[PAGE_SYNTHESIZED]++;
+        } else {
             vt->pages_partial++;
+            vt->pages[PAGE_PARTIAL]++;
+        }
     } else {
         vp->kind = VP_REAL;
         vt->pages_real++;
+        vt->pages[j->res.outcome == PP_REAL
+                      ? page_reason_of_planner(j->res.reason, j->res.contradicts_file)
+                      : j->why_real]++;
         vt->bytes_fetched += j->ch->pm.pages[j->page].total_size;
         /* A page whose bytes contradict the file's own metadata is worth
          * telling the operator about; ordinary declines are debug noise. */
@@ -59,10 +66,101 @@ static void give_up_pending(const view_file *vf, view_counters *vt, page_job *jo
     for (size_t i = 0; i < njobs; i++)
         if (!jobs[i].done) {
             pp_result_free(&jobs[i].res);
-            jobs[i].res.outcome = PP_REAL;
+            jobs[i].res.outcome = PP_NEED; /* no verdict: why_real counts */
+            jobs[i].why_real = PAGE_FETCH_FAILED;
             jobs[i].done = true;
             finish_page(vf, vt, &jobs[i]);
         }
+}
+
+cost_link view_cost_link(const view_env *env)
+{
+    if (env->request_cost_override >= 0)
+        return cost_link_from_request_cost(env->request_cost_override > COST_REQUEST_BYTES_MAX
+                                               ? COST_REQUEST_BYTES_MAX
+                                               : (uint32_t)env->request_cost_override);
+    conn_profile prof;
+    if (!link_profile_get(env->profile, &prof))
+        return cost_link_none();
+    return cost_link_from_profile(&prof, 0);
+}
+
+/* What one page's partial plan is expected to fetch before any byte of it is
+ * known: the header probe, then the selected rows' share of the page (values
+ * spread evenly), ranges closer than gap_merge read as one. */
+typedef struct {
+    uint64_t bytes, requests;
+    uint32_t rounds;
+} plan_estimate;
+
+static plan_estimate estimate_page(const pq_page *pg, const page_job *j, uint32_t gap_merge)
+{
+    plan_estimate e = {pg->total_size < PP_HEADER_PROBE ? pg->total_size : PP_HEADER_PROBE, 1, 1};
+    if (j->n_rows == 0)
+        return e; /* synthesized: the header (and levels) only */
+    const double per_row = (double)pg->total_size / (double)pg->num_rows;
+    uint64_t bytes = 0, requests = 0;
+    uint32_t prev_end = 0;
+    for (uint32_t r = 0; r < j->n_rows; r++) {
+        const double gap = (j->rows[r].off - prev_end) * per_row;
+        if (requests == 0 || gap >= gap_merge)
+            requests++;
+        else
+            bytes += (uint64_t)gap;
+        bytes += (uint64_t)(j->rows[r].len * per_row + 1);
+        prev_end = j->rows[r].off + j->rows[r].len;
+    }
+    e.bytes += bytes < pg->total_size ? bytes : pg->total_size;
+    e.requests += requests;
+    e.rounds = 2; /* header, then values */
+    return e;
+}
+
+/* Judge the file's partial plan as a whole: its pages share the planning
+ * rounds, so 70 columns pay for two round trips once, not 70 times. One debug
+ * line per chunk gives both estimates and the choice. */
+static bool file_plan_pays(const cost_link *link, const view_file *vf, const page_job *jobs, size_t njobs,
+                           uint32_t gap_merge)
+{
+    plan_estimate part = {0, 0, 0};
+    uint64_t whole_bytes = 0, whole_requests = 0;
+    for (size_t i = 0; i < njobs; i++) {
+        const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
+        const plan_estimate e = estimate_page(pg, &jobs[i], gap_merge);
+        part.bytes += e.bytes;
+        part.requests += e.requests;
+        part.rounds = e.rounds > part.rounds ? e.rounds : part.rounds;
+        whole_bytes += pg->total_size;
+        if (i == 0 || jobs[i].ch != jobs[i - 1].ch)
+            whole_requests++; /* a reader reads a chunk's pages in one go */
+    }
+    const bool pays = cost_file_pays(link, part.rounds, part.bytes, part.requests, whole_bytes,
+                                     whole_requests, COST_MIN_SAVING);
+    if (SV_LOG_DEBUG <= sv_log_threshold) {
+        const double tp = cost_plan_time(link, part.rounds, part.bytes, part.requests);
+        const double tw = cost_plan_time(link, 0, whole_bytes, whole_requests);
+        /* Per chunk: its pages' share, with the file's rounds. */
+        for (size_t i = 0; i < njobs;) {
+            size_t k = i;
+            plan_estimate c = {0, 0, 0};
+            uint64_t cw = 0;
+            for (; k < njobs && jobs[k].ch == jobs[i].ch; k++) {
+                const pq_page *pg = &jobs[k].ch->pm.pages[jobs[k].page];
+                const plan_estimate e = estimate_page(pg, &jobs[k], gap_merge);
+                c.bytes += e.bytes;
+                c.requests += e.requests;
+                cw += pg->total_size;
+            }
+            log_debug("%s: chunk plan rg %u column %u: partial %llu B in %llu requests, whole %llu B; "
+                      "file partial %.3f s in %u rounds, whole %.3f s (%s prices): %s (%s)",
+                      vf->relpath, jobs[i].ch->rg, jobs[i].ch->col, (unsigned long long)c.bytes,
+                      (unsigned long long)c.requests, (unsigned long long)cw, tp, part.rounds, tw,
+                      cost_source_name(link->source), pays ? "partial" : "real",
+                      pays ? "cheaper" : "file_cost");
+            i = k;
+        }
+    }
+    return pays;
 }
 
 /* Real bytes to fetch while the rest is planned: sorted, exact neighbours
@@ -92,7 +190,8 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     fetch_span *reals = NULL;
     size_t nreals = 0, capreals = 0;
     uint64_t plan_bytes = 0, plan_requests = 0;
-    const uint32_t rc = env->request_cost;
+    const cost_link link = view_cost_link(env);
+    const uint32_t rc = cost_request_bytes(&link);
     const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
     for (size_t k = 0; k < n; k++) {
@@ -103,15 +202,18 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
          * offset index contradicts the file is worth telling the operator
          * about; ordinary declines are debug noise. */
         const char *why = NULL;
+        chunk_reason reason = CHUNK_PLANNED;
         sv_log_level level = SV_LOG_DEBUG;
         if (ch->real)
-            why = "filter column";
+            why = "filter column", reason = CHUNK_FILTER_COLUMN;
         else if (lf->max_rep > 0 || lf->max_def > 1)
-            why = "nested column";
+            why = "nested column", reason = CHUNK_NESTED;
+        else if (!cost_link_allows_partial(&link))
+            why = "no connection profile", reason = CHUNK_NO_PROFILE;
         else if (!cc->has_offset_index || cc->offset_index_length <= 0 ||
                  cc->offset_index_length > (16 << 20) || cc->offset_index_offset < 0 ||
                  (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length > o->size)
-            why = "no offset index";
+            why = "no offset index", reason = CHUNK_NO_OFFSET_INDEX;
         if (!why) {
             uint8_t *oib = malloc((size_t)cc->offset_index_length);
             pq_offset_index oi;
@@ -120,13 +222,13 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             level = SV_LOG_INFO;
             if (!oib || object_read(io, o, (uint64_t)cc->offset_index_offset, (size_t)cc->offset_index_length,
                                     oib) != cc->offset_index_length) {
-                why = "offset index unreadable";
+                why = "offset index unreadable", reason = CHUNK_OFFSET_INDEX_BAD;
             } else if (pq_offset_index_parse(oib, (size_t)cc->offset_index_length, &oi, &terr) != TC_OK) {
-                why = "offset index malformed";
+                why = "offset index malformed", reason = CHUNK_OFFSET_INDEX_BAD;
             } else {
                 pq_column_ctx ctx = pq_column_ctx_of(m, ch->rg, ch->col);
                 if (pq_page_map_from_offset_index(&ctx, &oi, &ch->pm, &terr) != TC_OK)
-                    why = "offset index disagrees with the chunk";
+                    why = "offset index disagrees with the chunk", reason = CHUNK_OFFSET_INDEX_BAD;
                 pq_offset_index_free(&oi);
             }
             free(oib);
@@ -134,10 +236,11 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         if (!why) {
             ch->pages = calloc(ch->pm.n_pages ? ch->pm.n_pages : 1, sizeof *ch->pages);
             if (!ch->pages) {
-                why = "out of memory";
+                why = "out of memory", reason = CHUNK_NOMEM;
                 level = SV_LOG_DEBUG;
             }
         }
+        vt->chunks[reason]++;
         if (why) {
             if (!ch->real)
                 SV_LOG(level, "%s: chunk rg %u column %s served real: %s", vf->relpath, ch->rg, lf->path, why);
@@ -152,6 +255,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             ch->pages[p].kind = VP_REAL;
             if (!pg->is_data || pg->first_row < 0 || pg->num_rows <= 0) {
                 vt->pages_real++;
+                vt->pages[PAGE_NOT_DATA]++;
                 vt->bytes_fetched += pg->total_size;
                 continue;
             }
@@ -159,6 +263,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             uint64_t cnt = row_ranges_count_in(sel, a, e);
             if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, COST_MIN_SAVING)) {
                 vt->pages_real++; /* every row selected, or too small to pay for its requests */
+                vt->pages[cnt == e - a ? PAGE_ALL_SELECTED : PAGE_REQUEST_COST]++;
                 vt->bytes_fetched += pg->total_size;
                 /* Without memory for it, a page is fetched when read, as usual. */
                 if (early && sel->n > 0 &&
@@ -168,6 +273,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             }
             if (!sv_grow((void **)&jobs, &capjobs, njobs + 1, sizeof *jobs, 64, SIZE_MAX / 256)) {
                 vt->pages_real++;
+                vt->pages[PAGE_OTHER]++;
                 vt->bytes_fetched += pg->total_size;
                 continue;
             }
@@ -190,10 +296,29 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 pp_bytes_free(j->known);
                 free(j->rows);
                 vt->pages_real++;
+                vt->pages[PAGE_OTHER]++;
                 vt->bytes_fetched += pg->total_size;
                 continue;
             }
             njobs++;
+        }
+    }
+    /* The --request-cost override keeps the per-page model (rounds free). */
+    if (njobs > 0 && link.source == COST_SOURCE_PROFILE && !file_plan_pays(&link, vf, jobs, njobs, gap_merge)) {
+        /* Every candidate page is read whole; its chunk counts as file_cost. */
+        for (size_t i = 0; i < njobs; i++) {
+            const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
+            if (i == 0 || jobs[i].ch != jobs[i - 1].ch) {
+                vt->chunks[CHUNK_PLANNED]--;
+                vt->chunks[CHUNK_FILE_COST]++;
+            }
+            jobs[i].done = true;
+            jobs[i].why_real = PAGE_SAVING;
+            jobs[i].res.outcome = PP_NEED; /* no verdict: why_real counts */
+            finish_page(vf, vt, &jobs[i]);
+            if (early && vf->sel[jobs[i].ch->rg].n > 0 &&
+                sv_grow((void **)&reals, &capreals, nreals + 1, sizeof *reals, 64, SIZE_MAX / 64))
+                reals[nreals++] = (fetch_span){pg->offset, pg->total_size, NULL};
         }
     }
     prefetch_spans(io, o, reals, nreals);
@@ -217,14 +342,14 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 .n_rows = j->n_rows,
                 .gap_merge = gap_merge,
                 .min_saving = COST_MIN_SAVING,
-                .request_cost = env->request_cost,
+                .request_cost = rc,
             };
             pp_result_free(&j->res);
             pp_plan(&in, j->known, &j->res);
             if (j->res.outcome != PP_NEED || round > PP_MAX_ROUNDS) {
                 if (j->res.outcome == PP_NEED) {
                     pp_result_free(&j->res);
-                    j->res.outcome = PP_REAL;
+                    j->why_real = PAGE_ROUNDS; /* still needing bytes after the last round */
                 }
                 j->done = true;
                 finish_page(vf, vt, j);
@@ -312,7 +437,8 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     for (size_t i = 0; i < njobs; i++) {
         if (!jobs[i].done) {
             pp_result_free(&jobs[i].res);
-            jobs[i].res.outcome = PP_REAL;
+            jobs[i].res.outcome = PP_NEED; /* no verdict: why_real counts */
+            jobs[i].why_real = PAGE_OTHER;
             finish_page(vf, vt, &jobs[i]);
         }
         pp_bytes_free(jobs[i].known);

@@ -10,10 +10,16 @@
 #define SIEVE_CHUNK_PLAN_H
 #include <stddef.h>
 
+#include "cost_model.h"
 #include "view_file.h"
+
+/* The prices the view plans with now: the override, else the profile, else
+ * none (no partial reads). */
+cost_link view_cost_link(const view_env *env);
 
 /* Make sure chunk ci of vf is planned. Called with vf->lock held; releases it
  * while planning (the chunks being planned are claimed: CH_PLANNING). */
+
 void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci);
 
 #endif

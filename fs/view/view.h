@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "link_profile.h"
 #include "plain.h"
 #include "vfs_types.h"
 
@@ -33,7 +34,12 @@ typedef struct hint_writer hint_writer;
 /* What views need from the rest of the filesystem. */
 typedef struct {
     plain_fs *plain;       /* namespace, real bytes, footers */
-    uint32_t request_cost; /* what one more request is worth in bytes (profiler) */
+    /* The measured link (may be NULL: no profile, no partial reads of pages
+     * with selected rows). Read once per plan. */
+    link_profile *profile;
+    /* --request-cost: when >= 0, a request is priced at this many bytes and
+     * rounds are free, whatever the profile says (experiments and tests). */
+    int64_t request_cost_override;
 } view_env;
 
 view_registry *views_create(const view_env *env);

@@ -15,7 +15,26 @@ void view_counters_add(view_counters *to, const view_counters *add)
     to->bytes_fetched += add->bytes_fetched;
     to->ordinary_bytes += add->ordinary_bytes;
     to->requests += add->requests;
+    for (int i = 0; i < CHUNK_REASONS; i++)
+        to->chunks[i] += add->chunks[i];
+    for (int i = 0; i < PAGE_REASONS; i++)
+        to->pages[i] += add->pages[i];
 }
+
+/* {"word": count, ...} of the non-zero counters. */
+static json_t *reason_object(const uint64_t *counts, int n, const char *(*name)(int))
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < n; i++)
+        if (counts[i] && json_object_set_new(o, name(i), json_integer((json_int_t)counts[i]))) {
+            json_decref(o);
+            return NULL;
+        }
+    return o;
+}
+
+static const char *chunk_word(int r) { return chunk_reason_name((chunk_reason)r); }
+static const char *page_word(int r) { return page_reason_name((page_reason)r); }
 
 static int put_counters(json_t *o, const view_counters *c)
 {
@@ -24,7 +43,9 @@ static int put_counters(json_t *o, const view_counters *c)
            json_object_set_new(o, "pages_partial", json_integer((json_int_t)c->pages_partial)) |
            json_object_set_new(o, "bytes_fetched", json_integer((json_int_t)c->bytes_fetched)) |
            json_object_set_new(o, "ordinary_bytes", json_integer((json_int_t)c->ordinary_bytes)) |
-           json_object_set_new(o, "requests", json_integer((json_int_t)c->requests));
+           json_object_set_new(o, "requests", json_integer((json_int_t)c->requests)) |
+           json_object_set_new(o, "chunk_reasons", reason_object(c->chunks, CHUNK_REASONS, chunk_word)) |
+           json_object_set_new(o, "page_reasons", reason_object(c->pages, PAGE_REASONS, page_word));
 }
 
 /* One file's entry; called with vf->lock held. */

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan_reason.h"
+
 struct sv_view;
 
 typedef struct {
@@ -13,6 +15,8 @@ typedef struct {
     uint64_t bytes_fetched;  /* bytes the plans fetch or leave to fetch real */
     uint64_t ordinary_bytes; /* what the plain path would fetch for the same chunks */
     uint64_t requests;       /* requests of the planning rounds */
+    uint64_t chunks[CHUNK_REASONS]; /* column chunks by why they were served so */
+    uint64_t pages[PAGE_REASONS];   /* data pages of planned chunks, by reason */
 } view_counters;
 
 void view_counters_add(view_counters *to, const view_counters *add);

@@ -476,12 +476,11 @@ def test_recreated_view_not_replayed_by_duckdb_cache(m, table):
 
 @pytest.mark.parametrize("cost, expect", [("0", "sieved"), (None, "whole pages"), ("64M", "whole pages")])
 def test_request_cost(mount, tbucket, table, cost, expect):
-    """--request-cost weighs each request against the bytes it saves. The
-    fixture's 32 KiB pages: with requests free, pages are read partially and
-    synthesized; at the default (128K) a page with selected rows is read
-    whole (two requests cost more than it) and one with none is too (its one
-    header request costs more than 75 % of page plus request), so nothing is
-    sieved for F0; at 64M nothing ever is. The answer is the same every time."""
+    """--request-cost (the cost model's override) weighs each request against
+    the bytes it saves. The fixture's 32 KiB pages: with requests free, pages
+    are read partially and synthesized; at 64M nothing ever is. Without the
+    option and without a connection profile (the e2e mounts run with no
+    warmup) no chunk is planned at all. The answer is the same every time."""
     m = mount(bucket=tbucket, args=() if cost is None else ("--request-cost", cost))
     q = "SELECT id, i64, f64, dec, ts FROM read_parquet('{f}') WHERE {w} ORDER BY id"
     v = accept(m, "c", {"where": SEL_FEW})
@@ -494,7 +493,11 @@ def test_request_cost(mount, tbucket, table, cost, expect):
         assert f0["pages_partial"] > 0 and f0["pages_synthesized"] > 0, f0
         assert served != local_bytes(table, F0)
     else:
-        assert f0["pages_partial"] == 0 and f0["pages_synthesized"] == 0 and f0["pages_real"] > 0, f0
+        assert f0["pages_partial"] == 0 and f0["pages_synthesized"] == 0, f0
+        if cost is None:
+            assert f0["chunk_reasons"].get("no_profile", 0) > 0 and "planned" not in f0["chunk_reasons"], f0
+        else:
+            assert f0["pages_real"] > 0 and f0["page_reasons"].get("request_cost", 0) > 0, f0
         assert served == local_bytes(table, F0)
 
 

@@ -28,6 +28,10 @@ static sv_stats stats;
 static uint8_t *pq;
 static size_t pq_len;
 
+/* The view's prices for the next mount: the override (>= 0), else the profile. */
+static int64_t next_override = 0;
+static link_profile *next_profile;
+
 static void setup(void)
 {
     sv_log_init(SV_LOG_ERROR, false);
@@ -40,7 +44,8 @@ static void setup(void)
     sv_fs_config cfg;
     sv_fs_config_defaults(&cfg);
     cfg.plain.prefix = "w/";
-    cfg.request_cost = 0; /* requests are free here: partial reads always pay */
+    cfg.request_cost_override = next_override; /* 0: requests are free, partial reads always pay */
+    cfg.profile = next_profile;
     fs = sv_fs_create(fault_store_base(faults), &stats, &cfg);
     cr_assert_not_null(fs);
     sv_error err;
@@ -57,6 +62,17 @@ static void teardown(void)
 }
 
 TestSuite(view_core, .init = setup, .fini = teardown);
+
+/* Mount again with other prices. */
+static void remount(int64_t override, link_profile *lp)
+{
+    teardown();
+    next_override = override;
+    next_profile = lp;
+    setup();
+    next_override = 0;
+    next_profile = NULL;
+}
 
 /* The inode of a path from the mount's root, or -errno. */
 static int64_t lookup(const char *path)
@@ -364,7 +380,7 @@ Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
                        .max_request = 1u << 20, .tail_bytes = 64u << 10, .dir_ttl_ms = 60000,
                        .delta_log_ttl_ms = 1000, .prefetch = {.min_streak = 4u << 20, .max_window = 1u << 20}};
     plain_fs *p = plain_fs_create(mem_store_base(ms), &st, &pc);
-    view_env env = {.plain = p, .request_cost = 0};
+    view_env env = {.plain = p, .profile = NULL, .request_cost_override = 0};
     view_registry *r = views_create(&env);
     cr_assert(p && r);
     hint_writer *w;
@@ -397,4 +413,60 @@ Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
     store_destroy(mem_store_base(ms));
     free(buf);
     free(file);
+}
+
+/* The cost model decides from the mount's profile; every decision is counted
+ * by its reason word in NAME.stats. */
+static uint64_t reason(json_t *st, const char *kind, const char *word)
+{
+    json_t *r = json_object_get(json_object_get(st, kind), word);
+    return r ? (uint64_t)json_integer_value(r) : 0;
+}
+
+Test(view_core, without_a_profile_every_page_is_real)
+{
+    remount(-1, NULL);
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    size_t len;
+    int err;
+    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
+    cr_assert_not_null(view);
+    cr_assert_eq(memcmp(view, pq, pq_len), 0, "no profile: the object's bytes");
+    json_t *st = stats_of("q");
+    cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    cr_assert_gt(reason(st, "chunk_reasons", "no_profile"), 0, "every chunk the read touched");
+    cr_assert_eq(reason(st, "chunk_reasons", "planned"), 0);
+    cr_assert_eq(counter(st, "requests"), 0, "no planning round at all");
+    json_decref(st);
+    free(view);
+}
+
+Test(view_core, a_measured_link_prices_the_plan)
+{
+    link_profile *lp = link_profile_create();
+    /* A WAN: 200 ms, 150 Mbit/s. The fixture's pages are smaller than the
+     * planner's first probe: a partial plan would fetch them whole and two
+     * round trips more. (Pages large enough to pay: test_cost_model's grid
+     * and the e2e tests through the link emulator.) */
+    conn_profile wan = {.valid = true, .latency_s = 0.2, .bandwidth_Bps = 150e6 / 8,
+                        .n_capacity = 1, .capacity = {{512, 1300}}, .suggested_in_flight = 512};
+    link_profile_set(lp, &wan);
+    remount(-1, lp);
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    size_t len;
+    int err;
+    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
+    cr_assert_not_null(view);
+    cr_assert_eq(memcmp(view, pq, pq_len), 0, "small pages on a WAN: the object's bytes");
+    json_t *st = stats_of("q");
+    cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    cr_assert_gt(reason(st, "chunk_reasons", "file_cost") + reason(st, "page_reasons", "request_cost"), 0,
+                 "declined by the model");
+    cr_assert_eq(reason(st, "chunk_reasons", "no_profile"), 0);
+    json_decref(st);
+    free(view);
+
+    teardown();
+    link_profile_destroy(lp);
+    setup();
 }
