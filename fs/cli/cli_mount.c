@@ -49,6 +49,9 @@ static const char usage_mount[] =
     "                        bytes (planning rounds free) instead of the measured\n"
     "                        connection profile (0: bytes alone count). Without it\n"
     "                        and without a profile, views read no page partially\n"
+    "  --partial-memory SIZE memory views may hold for partial reads (planning\n"
+    "                        buffers, page images; default 512M); over it, pages\n"
+    "                        are read the ordinary way\n"
     "  -f, --foreground      stay in the foreground, log to stderr\n"
     "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
@@ -70,6 +73,7 @@ typedef struct {
     uint64_t read_ahead;
     uint64_t request_cost;
     bool request_cost_set; /* --request-cost given: overrides the profile */
+    uint64_t partial_memory;
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
@@ -98,7 +102,7 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST, OPT_PARTIALMEM };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -108,6 +112,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"request-cost", required_argument, NULL, OPT_REQCOST},
+        {"partial-memory", required_argument, NULL, OPT_PARTIALMEM},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -120,6 +125,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->stall_ms = 10000;
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
+    o->partial_memory = PARTIAL_MEMORY_DEFAULT;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -172,6 +178,10 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_size(optarg, &o->request_cost) || o->request_cost > (64ull << 20))
                 fail("--request-cost '%s': expected a size from 0 to 64M, like 0, 16K or 128K", optarg);
             o->request_cost_set = true;
+            break;
+        case OPT_PARTIALMEM:
+            if (!cli_parse_size(optarg, &o->partial_memory) || o->partial_memory > (1ull << 40))
+                fail("--partial-memory '%s': expected a size from 0 to 1T, like 64M or 512M", optarg);
             break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
@@ -331,6 +341,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.cache_bytes = o->cache_size;
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
+    fc.partial_memory = o->partial_memory;
     sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");

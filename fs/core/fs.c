@@ -19,6 +19,7 @@ struct sv_fs {
     sv_stats *stats;
     plain_fs *plain;     /* read-only after creation */
     view_registry *views;
+    partial_memory partial_mem; /* the views' buffers and page images (atomic) */
     handle_list handles; /* every open file and directory */
     bool destroying;     /* sv_fs_destroy is freeing leftover handles */
 };
@@ -68,6 +69,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     p->dir_attr_timeout_s = 10;
     cfg->profile = NULL;
     cfg->request_cost_override = -1;
+    cfg->partial_memory = PARTIAL_MEMORY_DEFAULT;
 }
 
 sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cfg)
@@ -78,8 +80,10 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     fs->stats = stats;
     handle_list_init(&fs->handles);
     fs->plain = plain_fs_create(store, stats, &cfg->plain);
+    partial_memory_init(&fs->partial_mem, cfg->partial_memory);
     view_env env = {.plain = fs->plain, .profile = cfg->profile,
-                    .request_cost_override = cfg->request_cost_override};
+                    .request_cost_override = cfg->request_cost_override,
+                    .partial_mem = &fs->partial_mem};
     fs->views = fs->plain ? views_create(&env) : NULL;
     if (!fs->plain || !fs->views) {
         sv_fs_destroy(fs);

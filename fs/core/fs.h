@@ -14,6 +14,7 @@
 #include "object_read.h"
 #include "link_profile.h"
 #include "object_store.h"
+#include "partial_memory.h"
 #include "plain.h"
 #include "stats.h"
 #include "sv_error.h"
@@ -28,6 +29,10 @@ typedef struct {
     /* --request-cost: >= 0 prices every request at this many bytes (rounds
      * free) instead of the profile; for experiments. Default -1. */
     int64_t request_cost_override;
+    /* Bytes the views may hold for partial reads (planning buffers and page
+     * images, --partial-memory); over it, pages are read the ordinary way.
+     * Default PARTIAL_MEMORY_DEFAULT. */
+    uint64_t partial_memory;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

@@ -32,6 +32,19 @@ static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
 {
     vpage *vp = &j->ch->pages[j->page];
     if (j->res.outcome == PP_SPARSE) {
+        /* The image is held as long as the view: it must fit the budget. */
+        uint64_t image = 0;
+        for (uint32_t k = 0; k < j->res.n_pieces; k++)
+            image += j->res.pieces[k].len;
+        if (partial_memory_reserve(vf->mem, image)) {
+            j->ch->image_bytes += image;
+        } else {
+            pp_result_free(&j->res);
+            j->res.outcome = PP_NEED; /* no verdict: why_real counts */
+            j->why_real = PAGE_PARTIAL_MEMORY;
+        }
+    }
+    if (j->res.outcome == PP_SPARSE) {
         vp->kind = VP_SPARSE;
         vp->pieces = j->res.pieces;
         vp->n_pieces = j->res.n_pieces;
@@ -61,13 +74,14 @@ static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
 }
 
 /* Serve every unfinished page real (a fetch or an allocation failed). */
-static void give_up_pending(const view_file *vf, view_counters *vt, page_job *jobs, size_t njobs)
+static void give_up_pending(const view_file *vf, view_counters *vt, page_job *jobs, size_t njobs,
+                            page_reason why)
 {
     for (size_t i = 0; i < njobs; i++)
         if (!jobs[i].done) {
             pp_result_free(&jobs[i].res);
             jobs[i].res.outcome = PP_NEED; /* no verdict: why_real counts */
-            jobs[i].why_real = PAGE_FETCH_FAILED;
+            jobs[i].why_real = why;
             jobs[i].done = true;
             finish_page(vf, vt, &jobs[i]);
         }
@@ -367,7 +381,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         if (nspans == 0 || oom) {
             free(spans);
             if (oom)
-                give_up_pending(vf, vt, jobs, njobs);
+                give_up_pending(vf, vt, jobs, njobs, PAGE_FETCH_FAILED);
             break;
         }
         /* Coalesce neighbouring ranges (across pages) into requests. */
@@ -384,12 +398,16 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             }
         }
         nspans = w;
-        if (SV_LOG_DEBUG <= sv_log_threshold) {
-            uint64_t round_bytes = 0;
-            for (size_t i = 0; i < nspans; i++)
-                round_bytes += spans[i].len;
-            log_debug("%s: planning round %d: %zu requests, %llu bytes", vf->relpath, round, nspans,
-                      (unsigned long long)round_bytes);
+        uint64_t round_bytes = 0;
+        for (size_t i = 0; i < nspans; i++)
+            round_bytes += spans[i].len;
+        log_debug("%s: planning round %d: %zu requests, %llu bytes", vf->relpath, round, nspans,
+                  (unsigned long long)round_bytes);
+        if (!partial_memory_reserve(vf->mem, round_bytes)) {
+            /* Over the budget: these pages are read the ordinary way. */
+            free(spans);
+            give_up_pending(vf, vt, jobs, njobs, PAGE_PARTIAL_MEMORY);
+            break;
         }
         bool failed = false;
         for (size_t i = 0; i < nspans && !failed; i++) {
@@ -429,8 +447,9 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         for (size_t i = 0; i < nspans; i++)
             free(spans[i].buf);
         free(spans);
+        partial_memory_release(vf->mem, round_bytes);
         if (failed) {
-            give_up_pending(vf, vt, jobs, njobs);
+            give_up_pending(vf, vt, jobs, njobs, PAGE_FETCH_FAILED);
             break;
         }
     }

@@ -29,6 +29,7 @@ static const char *const page_names[PAGE_REASONS] = {
     [PAGE_ROUNDS] = "rounds",
     [PAGE_CONTRADICTION] = "contradiction",
     [PAGE_FETCH_FAILED] = "fetch_failed",
+    [PAGE_PARTIAL_MEMORY] = "partial_memory",
     [PAGE_OTHER] = "other",
 };
 

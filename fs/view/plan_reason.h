@@ -33,6 +33,7 @@ typedef enum {
     PAGE_ROUNDS,
     PAGE_CONTRADICTION,    /* the page's bytes contradict the file's metadata */
     PAGE_FETCH_FAILED,
+    PAGE_PARTIAL_MEMORY,   /* the partial-read memory budget was spent */
     PAGE_OTHER,
     PAGE_REASONS
 } page_reason;

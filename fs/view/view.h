@@ -24,6 +24,7 @@
 #include <sys/types.h>
 
 #include "link_profile.h"
+#include "partial_memory.h"
 #include "plain.h"
 #include "vfs_types.h"
 
@@ -40,6 +41,8 @@ typedef struct {
     /* --request-cost: when >= 0, a request is priced at this many bytes and
      * rounds are free, whatever the profile says (experiments and tests). */
     int64_t request_cost_override;
+    /* The budget of planning buffers and page images (NULL: unlimited). */
+    partial_memory *partial_mem;
 } view_env;
 
 view_registry *views_create(const view_env *env);

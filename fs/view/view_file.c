@@ -9,7 +9,8 @@
 #include "predicate.h"
 #include "selection.h"
 
-view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers)
+view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers,
+                         partial_memory *mem)
 {
     pthread_mutex_lock(&v->lock);
     view_file *vf = v->files;
@@ -28,6 +29,7 @@ view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, foo
     if (vf) {
         vf->base_ino = base_ino;
         vf->footers = footers;
+        vf->mem = mem;
         vf->refs = 2; /* the view's list and the caller */
         pthread_mutex_init(&vf->lock, NULL);
         pthread_cond_init(&vf->cond, NULL);
@@ -46,8 +48,9 @@ void view_file_put(sv_view *v, view_file *vf)
     pthread_mutex_unlock(&v->lock);
 }
 
-static void vchunk_free(vchunk *c)
+static void vchunk_free(partial_memory *mem, vchunk *c)
 {
+    partial_memory_release(mem, c->image_bytes);
     if (c->pages) {
         for (uint32_t i = 0; i < c->pm.n_pages; i++) {
             for (uint32_t k = 0; k < c->pages[i].n_pieces; k++)
@@ -62,7 +65,7 @@ static void vchunk_free(vchunk *c)
 void view_file_free(view_file *vf)
 {
     for (size_t i = 0; i < vf->n_chunks; i++)
-        vchunk_free(&vf->chunks[i]);
+        vchunk_free(vf->mem, &vf->chunks[i]);
     free(vf->chunks);
     free(vf->by_start);
     if (vf->sel && vf->meta)

@@ -44,6 +44,7 @@ typedef struct {
     bool counted;          /* its bytes were added to the ordinary total */
     pq_page_map pm;
     vpage *pages;          /* per pm page when !real */
+    uint64_t image_bytes;  /* bytes of its page images, held in the partial-memory budget */
 } vchunk;
 
 typedef enum { VF_NEW = 0, VF_PREPARING, VF_READY, VF_REAL } vf_state;
@@ -54,6 +55,7 @@ typedef struct view_file {
     int refs;                     /* under the view's lock */
     char *relpath;
     footer_cache *footers;        /* where footer came from */
+    partial_memory *mem;          /* the budget its page images are held in (read-only) */
 
     pthread_mutex_t lock;         /* guards everything below */
     pthread_cond_t cond;
@@ -75,7 +77,8 @@ typedef struct view_file {
 /* The plan of a plain-path file in view v (created on first use), with a
  * reference taken; NULL when out of memory. Plans stay with the view until
  * it goes. */
-view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers);
+view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers,
+                         partial_memory *mem);
 void view_file_put(sv_view *v, view_file *vf);
 void view_file_free(view_file *vf);
 

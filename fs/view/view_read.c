@@ -25,7 +25,8 @@ int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reade
     }
     const char *key = vr->real.obj.key;
     size_t plen = strlen(p->cfg.prefix);
-    vr->vf = view_file_get(v, base_ino, strncmp(key, p->cfg.prefix, plen) == 0 ? key + plen : key, p->footers);
+    vr->vf = view_file_get(v, base_ino, strncmp(key, p->cfg.prefix, plen) == 0 ? key + plen : key, p->footers,
+                           r->env.partial_mem);
     if (!vr->vf) {
         plain_file_close(p, &vr->real);
         free(vr);

@@ -31,6 +31,7 @@ static size_t pq_len;
 /* The view's prices for the next mount: the override (>= 0), else the profile. */
 static int64_t next_override = 0;
 static link_profile *next_profile;
+static uint64_t next_partial_memory = PARTIAL_MEMORY_DEFAULT;
 
 static void setup(void)
 {
@@ -46,6 +47,7 @@ static void setup(void)
     cfg.plain.prefix = "w/";
     cfg.request_cost_override = next_override; /* 0: requests are free, partial reads always pay */
     cfg.profile = next_profile;
+    cfg.partial_memory = next_partial_memory;
     fs = sv_fs_create(fault_store_base(faults), &stats, &cfg);
     cr_assert_not_null(fs);
     sv_error err;
@@ -469,4 +471,38 @@ Test(view_core, a_measured_link_prices_the_plan)
     teardown();
     link_profile_destroy(lp);
     setup();
+}
+
+Test(view_core, over_the_partial_memory_budget_pages_are_read_the_ordinary_way)
+{
+    next_partial_memory = 0; /* no planning round and no page image fits */
+    remount(0, NULL);
+    next_partial_memory = PARTIAL_MEMORY_DEFAULT;
+    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    size_t len;
+    int err;
+    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
+    cr_assert_not_null(view, "read: %d", err);
+    cr_assert_eq(memcmp(view, pq, pq_len), 0, "over the budget: the object's bytes, no error");
+    json_t *st = stats_of("q");
+    cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    cr_assert_gt(reason(st, "page_reasons", "partial_memory"), 0);
+    json_decref(st);
+    free(view);
+}
+
+Test(partial_memory, reserves_within_the_limit)
+{
+    partial_memory pm;
+    partial_memory_init(&pm, 100);
+    cr_assert(partial_memory_reserve(&pm, 60));
+    cr_assert_not(partial_memory_reserve(&pm, 41));
+    cr_assert(partial_memory_reserve(&pm, 40));
+    cr_assert_eq(partial_memory_used(&pm), 100);
+    cr_assert_not(partial_memory_reserve(&pm, 1));
+    partial_memory_release(&pm, 60);
+    cr_assert_not(partial_memory_reserve(&pm, UINT64_MAX), "no overflow");
+    cr_assert(partial_memory_reserve(&pm, 60));
+    cr_assert(partial_memory_reserve(NULL, UINT64_MAX), "no budget: unlimited");
+    cr_assert_eq(partial_memory_used(NULL), 0);
 }
