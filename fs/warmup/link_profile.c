@@ -1,6 +1,8 @@
 /* The mount's current connection profile; see link_profile.h. */
 #include "link_profile.h"
 
+#include "profile_refine.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,4 +46,14 @@ void link_profile_set(link_profile *lp, const conn_profile *p)
     pthread_mutex_lock(&lp->lock);
     lp->current = *p;
     pthread_mutex_unlock(&lp->lock);
+}
+
+bool link_profile_refine(link_profile *lp, uint64_t bytes, double seconds, int64_t now_s)
+{
+    if (!lp)
+        return false;
+    pthread_mutex_lock(&lp->lock);
+    bool ok = conn_profile_refine(&lp->current, bytes, seconds, now_s);
+    pthread_mutex_unlock(&lp->lock);
+    return ok;
 }

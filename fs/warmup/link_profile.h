@@ -5,6 +5,7 @@
 #ifndef SIEVE_LINK_PROFILE_H
 #define SIEVE_LINK_PROFILE_H
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "connection_profile.h"
 
@@ -18,5 +19,8 @@ void link_profile_destroy(link_profile *lp);
 bool link_profile_get(link_profile *lp, conn_profile *out);
 /* Replace the current profile. */
 void link_profile_set(link_profile *lp, const conn_profile *p);
+/* Fold one uncontended GET into the current profile (profile_refine.h), under
+ * the lock; false when there is no measured profile or the sample is refused. */
+bool link_profile_refine(link_profile *lp, uint64_t bytes, double seconds, int64_t now_s);
 
 #endif
