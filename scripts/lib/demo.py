@@ -63,12 +63,12 @@ HINT_NAME = f"vehicle-{VEHICLE}"
 WHERE = f"vehicle_id = {VEHICLE}"
 PAYLOAD = ["pickup_at", "dropoff_at", "distance_km", "fare_eur", "tip_eur"]
 
-# Until the connection profiler measures the link, the mount is told what one
-# more S3 request is worth in bytes (--request-cost; about bandwidth x round
-# trip / --max-connections). The default, 128K, is right for a WAN link and
-# would read this table's pages with several selected rows whole and read
-# through gaps under 128 KiB; on loopback a request costs next to nothing, and
-# 0 (bytes only, as scripts/bench-views uses on loopback) makes partial reads pay.
+# A view prices its plans with the mount's measured connection profile
+# (docs/cost_model.md). On loopback the profile rightly finds that a request
+# costs more than the bytes it saves, so a view there reads pages whole. The
+# demo shows what a view does where requests are cheap against bytes, so it
+# overrides the model: --request-cost 0 counts bytes only (as scripts/bench-views
+# does on loopback).
 REQUEST_COST = "0"
 
 QUERY = f"""
@@ -292,14 +292,14 @@ def main() -> int:
         want, _, _ = run_query(local_files)
 
         if REQUEST_COST == "0":
-            print("\nBoth mounts get --request-cost 0: until the connection profiler sets it, a mount "
-                  "is told\nwhat one more S3 request is worth in bytes (about bandwidth x round trip "
-                  "/ connections),\nand on loopback a request costs next to nothing (0 counts bytes "
-                  "only). The default,\n128K, is for a WAN link: here it would read pages with "
-                  "several selected rows whole.")
+            print("\nBoth mounts get --request-cost 0: a view prices its plans with the mount's "
+                  "measured\nconnection profile, and on loopback that profile rightly reads pages "
+                  "whole (a request\ncosts more than the bytes it saves). --request-cost 0 overrides "
+                  "the model and counts\nbytes only, to show what a view does on a link where bytes "
+                  "are what costs.")
         else:
             print(f"\nBoth mounts get --request-cost {REQUEST_COST} (given on the command line; "
-                  f"the demo's default is 0,\nfor loopback, until the connection profiler sets it)")
+                  f"it overrides the\nmeasured connection profile; the demo's default is 0)")
 
         # Each path gets its own fresh mount: its own daemon, an empty block cache
         # and new inodes (so no kernel page cache either), so neither path profits
