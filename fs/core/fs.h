@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "link_profile.h"
 #include "object_read.h"
 #include "object_store.h"
 #include "plain.h"
@@ -26,6 +27,9 @@ typedef struct {
      * request. 0: bytes alone count. Default COST_DEFAULT_REQUEST
      * (profiler/cost_model.h) until the connection profiler measures it. */
     uint32_t request_cost;
+    /* The mount's connection profile (the warmup writes it), shown in
+     * .sieve/profile; not owned, must outlive the filesystem. NULL: none. */
+    link_profile *profile;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

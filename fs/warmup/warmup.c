@@ -1,0 +1,573 @@
+/* The warmup's sampler; see warmup.h. */
+#include "warmup.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "profile_estimate.h"
+
+#define LARGE_RANGE   (2u << 20) /* bytes of one large range */
+#define LARGE_RANGES  4u         /* at once: 8 MiB */
+#define LATENCY_CONC  4u         /* warm and fresh samples per round */
+#define WARM_SAMPLES  16u
+#define FRESH_SAMPLES 4u
+#define WAVE_ROUNDS   3u         /* a wave sends this many times its level */
+#define MAX_PREFIXES  32u        /* prefixes queued by the listing walk */
+#define POLL_NS       100000000  /* waits wake this often to see a cancel */
+
+static const uint32_t wave_levels[] = {8, 32, 128, 256, 512};
+
+void warmup_config_defaults(warmup_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->prefix = "";
+    c->budget_s = 5.0;
+    c->max_bytes = 25ull << 20;
+    c->max_requests = 3200;
+    c->max_in_flight = 512;
+    c->max_list_pages = 16;
+}
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static bool cancelled(const atomic_bool *cancel)
+{
+    return cancel && atomic_load(cancel);
+}
+
+/* ---- the files ------------------------------------------------------------------ */
+
+typedef struct {
+    char *key;
+    char *etag; /* for If-Match; NULL when the listing had none */
+    uint64_t size;
+} data_file;
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static bool take_file(data_file *files, size_t *n, const store_object_entry *e)
+{
+    if (*n >= WARMUP_MAX_FILES)
+        return false;
+    files[*n].key = strdup(e->key);
+    files[*n].etag = e->etag && e->etag[0] ? strdup(e->etag) : NULL;
+    files[*n].size = e->size;
+    if (!files[*n].key) {
+        free(files[*n].etag);
+        return false;
+    }
+    (*n)++;
+    return true;
+}
+
+static void free_files(data_file *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(f[i].key);
+        free(f[i].etag);
+    }
+}
+
+/* Up to WARMUP_MAX_FILES files of WARMUP_MIN_FILE bytes or more, *.parquet
+ * first, from at most max_list_pages pages breadth first under prefix. */
+static bool find_files(object_store *s, const warmup_config *c, const atomic_bool *cancel,
+                       data_file *files, size_t *n_files, sv_error *err)
+{
+    data_file other[WARMUP_MAX_FILES];
+    size_t n_other = 0;
+    char *queue[MAX_PREFIXES];
+    size_t head = 0, tail = 0;
+    *n_files = 0;
+    queue[tail++] = strdup(c->prefix ? c->prefix : "");
+    if (!queue[0])
+        return sv_fail(err, STORE_ERR_NOMEM, 0, "out of memory"), false;
+    uint32_t pages = 0;
+    bool listed = false;
+    store_status last = STORE_OK;
+    char lastmsg[sizeof err->msg] = "";
+    store_request_opts opts = {.max_attempts = 2, .high_priority = false};
+    while (head < tail && pages < c->max_list_pages && *n_files < WARMUP_MAX_FILES &&
+           !cancelled(cancel)) {
+        char *prefix = queue[head++];
+        char *token = NULL;
+        do {
+            store_listing l;
+            sv_error lerr = {0};
+            pages++;
+            last = store_list_page(s, prefix, "/", token, &opts, &l, &lerr);
+            free(token);
+            token = NULL;
+            if (last != STORE_OK) {
+                snprintf(lastmsg, sizeof lastmsg, "%s", lerr.msg);
+                break;
+            }
+            listed = true;
+            for (size_t i = 0; i < l.n_objects; i++) {
+                const store_object_entry *e = &l.objects[i];
+                if (e->size < WARMUP_MIN_FILE)
+                    continue;
+                if (ends_with(e->key, ".parquet"))
+                    take_file(files, n_files, e);
+                else
+                    take_file(other, &n_other, e);
+            }
+            for (size_t i = 0; i < l.n_prefixes && tail < MAX_PREFIXES; i++) {
+                /* The log holds small JSON and checkpoints, not the data. */
+                if (ends_with(l.prefixes[i], "_delta_log/"))
+                    continue;
+                char *q = strdup(l.prefixes[i]);
+                if (q)
+                    queue[tail++] = q;
+            }
+            if (l.truncated && l.next_token)
+                token = strdup(l.next_token);
+            store_listing_free(&l);
+        } while (token && pages < c->max_list_pages && *n_files < WARMUP_MAX_FILES &&
+                 !cancelled(cancel));
+        free(token);
+        free(prefix);
+    }
+    while (head < tail)
+        free(queue[head++]);
+    for (size_t i = 0; i < n_other; i++) {
+        if (*n_files < WARMUP_MAX_FILES) {
+            files[(*n_files)++] = other[i];
+        } else {
+            free(other[i].key);
+            free(other[i].etag);
+        }
+    }
+    if (*n_files > 0)
+        return true;
+    if (cancelled(cancel))
+        return sv_fail(err, STORE_ERR_SHUTDOWN, 0, "cancelled"), false;
+    if (!listed)
+        return sv_fail(err, last, 0, "cannot list '%s': %s", c->prefix ? c->prefix : "", lastmsg), false;
+    return sv_fail(err, STORE_ERR_NOT_FOUND, 0,
+                   "no object of at least %llu bytes within %u listing pages of '%s'",
+                   (unsigned long long)WARMUP_MIN_FILE, pages, c->prefix ? c->prefix : ""),
+           false;
+}
+
+/* ---- a batch of GETs -------------------------------------------------------------- */
+
+typedef struct batch batch;
+
+typedef struct {
+    batch *b;
+    const data_file *file;
+    uint64_t offset, length;
+    bool fresh;
+    int64_t sent_ns, done_ns; /* guarded by b->lock once sent */
+    bool finished;            /* guarded by b->lock */
+    store_status st;          /* guarded by b->lock */
+} slot;
+
+/* Requests of one phase and their buffers. Outlives its runner when
+ * requests are still out at the deadline: the last reference frees it. */
+struct batch {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;   /* a request finished */
+    int refs;              /* guarded by lock: the runner and each request out */
+    uint32_t in_flight;    /* guarded by lock */
+    size_t n;
+    slot *slots;
+    unsigned char *buf;    /* slot i's bytes at offsets[i] */
+    uint64_t *buf_off;
+    sv_stats *stats;
+};
+
+static void batch_free(batch *b)
+{
+    pthread_cond_destroy(&b->cond);
+    pthread_mutex_destroy(&b->lock);
+    free(b->slots);
+    free(b->buf);
+    free(b->buf_off);
+    free(b);
+}
+
+static batch *batch_new(size_t n, uint64_t bytes, sv_stats *stats)
+{
+    batch *b = calloc(1, sizeof *b);
+    if (!b)
+        return NULL;
+    b->slots = calloc(n ? n : 1, sizeof *b->slots);
+    b->buf = malloc(bytes ? bytes : 1);
+    b->buf_off = calloc(n ? n : 1, sizeof *b->buf_off);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&b->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&b->lock, NULL);
+    b->refs = 1;
+    b->n = n;
+    b->stats = stats;
+    if (!b->slots || !b->buf || !b->buf_off) {
+        batch_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static void batch_release(batch *b)
+{
+    pthread_mutex_lock(&b->lock);
+    bool last = --b->refs == 0;
+    pthread_mutex_unlock(&b->lock);
+    if (last)
+        batch_free(b);
+}
+
+static void on_get_done(void *ud, store_status st, const char *errmsg)
+{
+    (void)errmsg;
+    slot *s = ud;
+    batch *b = s->b;
+    const int64_t t = now_ns();
+    pthread_mutex_lock(&b->lock);
+    s->done_ns = t;
+    s->st = st;
+    s->finished = true;
+    b->in_flight--;
+    bool last = --b->refs == 0;
+    pthread_cond_signal(&b->cond);
+    pthread_mutex_unlock(&b->lock);
+    if (st == STORE_OK && b->stats)
+        STAT_ADD(b->stats, warmup_bytes, s->length);
+    if (last)
+        batch_free(b);
+}
+
+/* Send the batch's requests with at most conc out at once, none after
+ * submit_by; wait for them until done_by (or a cancel). Unfinished
+ * requests stay unfinished (discarded samples). Returns the first send's
+ * time. Called and returns with b->lock not held. */
+static int64_t batch_run(batch *b, object_store *s, uint32_t conc, int64_t submit_by, int64_t done_by,
+                         const atomic_bool *cancel)
+{
+    int64_t first = now_ns();
+    size_t next = 0;
+    store_request_opts opts = {.max_attempts = 1, .high_priority = false};
+    pthread_mutex_lock(&b->lock);
+    for (;;) {
+        int64_t t = now_ns();
+        bool stop = cancelled(cancel);
+        while (next < b->n && b->in_flight < conc && t < submit_by && !stop) {
+            slot *q = &b->slots[next];
+            q->b = b;
+            q->sent_ns = t;
+            b->refs++;
+            b->in_flight++;
+            if (next == 0)
+                first = t;
+            pthread_mutex_unlock(&b->lock);
+            struct iovec iov = {b->buf + b->buf_off[next], (size_t)q->length};
+            opts.fresh_connection = q->fresh;
+            store_status st = store_get_async(s, q->file->key, q->file->etag, q->offset, q->length, &iov,
+                                              1, &opts, on_get_done, q);
+            if (b->stats)
+                STAT_ADD(b->stats, warmup_requests, 1);
+            pthread_mutex_lock(&b->lock);
+            if (st != STORE_OK) {
+                /* Refused: done will not be called. */
+                q->finished = true;
+                q->st = st;
+                b->in_flight--;
+                b->refs--;
+            }
+            next++;
+            t = now_ns();
+        }
+        if (b->in_flight == 0 && (next == b->n || t >= submit_by || stop))
+            break;
+        if (t >= done_by || stop)
+            break; /* the rest finish on their own and drop their references */
+        int64_t wake = t + POLL_NS < done_by ? t + POLL_NS : done_by;
+        struct timespec ts = {wake / 1000000000, wake % 1000000000};
+        pthread_cond_timedwait(&b->cond, &b->lock, &ts);
+    }
+    pthread_mutex_unlock(&b->lock);
+    return first;
+}
+
+/* ---- the sampling ------------------------------------------------------------------- */
+
+static uint64_t mix(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+typedef struct {
+    object_store *s;
+    const warmup_config *c;
+    const atomic_bool *cancel;
+    const data_file *files;
+    size_t n_files;
+    uint64_t rng;
+    uint64_t bytes_left;
+    uint32_t requests_left;
+    int64_t end_ns; /* the budget's end: no wait goes past it */
+} sampler;
+
+static void progress(const sampler *sm, const char *what)
+{
+    if (sm->c->progress)
+        sm->c->progress(sm->c->progress_ud, what);
+}
+
+/* A batch of n ranges of len bytes at scattered, block-aligned offsets of
+ * the files (in turn); NULL when the budgets do not allow n. */
+static batch *make_batch(sampler *sm, size_t n, uint64_t len, bool fresh)
+{
+    if (n == 0 || n > sm->requests_left || n * len > sm->bytes_left)
+        return NULL;
+    batch *b = batch_new(n, n * len, sm->c->stats);
+    if (!b)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        slot *q = &b->slots[i];
+        q->file = &sm->files[i % sm->n_files];
+        q->length = len;
+        q->fresh = fresh;
+        uint64_t blocks = (q->file->size - len) / WARMUP_SMALL + 1;
+        q->offset = (mix(&sm->rng) % blocks) * WARMUP_SMALL;
+        b->buf_off[i] = i * len;
+    }
+    sm->requests_left -= (uint32_t)n;
+    sm->bytes_left -= n * len;
+    return b;
+}
+
+/* Run a batch until submit_by (completions until the budget's end). */
+static int64_t run(sampler *sm, batch *b, uint32_t conc, int64_t submit_by)
+{
+    if (submit_by > sm->end_ns)
+        submit_by = sm->end_ns;
+    return batch_run(b, sm->s, conc, submit_by, sm->end_ns, sm->cancel);
+}
+
+/* The share of what is left of the budget from now. */
+static int64_t share(const sampler *sm, double f)
+{
+    int64_t t = now_ns();
+    return t + (int64_t)((double)(sm->end_ns - t) * f);
+}
+
+static bool slot_ok(batch *b, size_t i, int64_t *sent, int64_t *done)
+{
+    pthread_mutex_lock(&b->lock);
+    bool ok = b->slots[i].finished && b->slots[i].st == STORE_OK;
+    *sent = b->slots[i].sent_ns;
+    *done = b->slots[i].done_ns;
+    pthread_mutex_unlock(&b->lock);
+    return ok;
+}
+
+static size_t latency_samples(sampler *sm, bool fresh, size_t n, double submit_share,
+                              latency_sample *out)
+{
+    batch *b = make_batch(sm, n, WARMUP_SMALL, fresh);
+    if (!b)
+        return 0;
+    run(sm, b, LATENCY_CONC, share(sm, submit_share));
+    for (size_t i = 0; i < n; i++) {
+        int64_t a, z;
+        bool ok = slot_ok(b, i, &a, &z);
+        out[i] = (latency_sample){ok ? (double)(z - a) / 1e9 : 0, ok};
+    }
+    batch_release(b);
+    return n;
+}
+
+bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *cancel,
+                    conn_profile *out, sv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    data_file files[WARMUP_MAX_FILES];
+    size_t n_files = 0;
+    progress(&(sampler){.c = c}, "looking for data files");
+    if (!find_files(s, c, cancel, files, &n_files, err))
+        return false;
+    sampler sm = {.s = s, .c = c, .cancel = cancel, .files = files, .n_files = n_files,
+                  .rng = 0x5eed, .bytes_left = c->max_bytes, .requests_left = c->max_requests,
+                  .end_ns = now_ns() + (int64_t)(c->budget_s * 1e9)};
+    latency_sample warm[WARM_SAMPLES], fresh[FRESH_SAMPLES];
+    delivery_sample large[LARGE_RANGES];
+    capacity_wave waves[sizeof wave_levels / sizeof wave_levels[0]];
+    double *wave_times[sizeof wave_levels / sizeof wave_levels[0]] = {0};
+    size_t n_warm = 0, n_fresh = 0, n_large = 0, n_waves = 0;
+
+    /* 1. Open LATENCY_CONC connections, then time requests on them. */
+    progress(&sm, "latency");
+    latency_sample prime[LATENCY_CONC];
+    latency_samples(&sm, false, LATENCY_CONC, 0.1, prime);
+    n_warm = latency_samples(&sm, false, WARM_SAMPLES, 0.25, warm);
+    /* 2. The same on new connections. */
+    progress(&sm, "connect");
+    n_fresh = latency_samples(&sm, true, FRESH_SAMPLES, 0.1, fresh);
+    double warm_med = 0, warm_p90 = 0;
+    profile_latency(warm, n_warm, PROFILE_MIN_LATENCY_SAMPLES, &warm_med, &warm_p90);
+
+    /* 3. Large ranges at once. A range's bytes start flowing about one
+     * latency after it is sent: its delivery interval starts there. */
+    progress(&sm, "bandwidth");
+    batch *lb = cancelled(cancel) ? NULL : make_batch(&sm, LARGE_RANGES, LARGE_RANGE, false);
+    if (lb) {
+        run(&sm, lb, LARGE_RANGES, share(&sm, 0.4));
+        for (size_t i = 0; i < LARGE_RANGES; i++) {
+            int64_t a, z;
+            bool ok = slot_ok(lb, i, &a, &z);
+            large[i] = (delivery_sample){(double)a / 1e9 + warm_med, (double)z / 1e9, LARGE_RANGE, ok};
+        }
+        n_large = LARGE_RANGES;
+        batch_release(lb);
+    }
+
+    /* 4. Waves: each level kept in flight for WAVE_ROUNDS times its size. */
+    size_t n_levels = 0;
+    while (n_levels < sizeof wave_levels / sizeof wave_levels[0] && wave_levels[n_levels] <= c->max_in_flight)
+        n_levels++;
+    for (size_t k = 0; k < n_levels && !cancelled(cancel); k++) {
+        const uint32_t level = wave_levels[k];
+        size_t n = (size_t)level * WAVE_ROUNDS;
+        if (n > sm.requests_left)
+            n = sm.requests_left;
+        if (n * WARMUP_SMALL > sm.bytes_left)
+            n = sm.bytes_left / WARMUP_SMALL;
+        if (n < level + PROFILE_MIN_WAVE_SAMPLES)
+            break;
+        char what[64];
+        snprintf(what, sizeof what, "capacity at %u in flight", level);
+        progress(&sm, what);
+        batch *wb = make_batch(&sm, n, WARMUP_SMALL, false);
+        double *t = wb ? malloc(n * sizeof *t) : NULL;
+        if (!t) {
+            if (wb)
+                batch_release(wb);
+            break;
+        }
+        /* The remaining levels share what is left of the budget evenly. */
+        int64_t first = run(&sm, wb, level, share(&sm, 1.0 / (double)(n_levels - k)));
+        size_t m = 0, failed = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t a, z;
+            if (slot_ok(wb, i, &a, &z))
+                t[m++] = (double)(z - first) / 1e9;
+            else
+                failed++;
+        }
+        batch_release(wb);
+        wave_times[n_waves] = t;
+        waves[n_waves++] = (capacity_wave){level, t, m, failed};
+    }
+
+    profile_samples ps = {warm, n_warm, fresh, n_fresh, large, n_large, waves, n_waves};
+    profile_estimate(&ps, out);
+    out->measured_at_s = (int64_t)time(NULL);
+    for (size_t k = 0; k < n_waves; k++)
+        free(wave_times[k]);
+    free_files(files, n_files);
+    if (cancelled(cancel)) {
+        memset(out, 0, sizeof *out);
+        return sv_fail(err, STORE_ERR_SHUTDOWN, 0, "cancelled"), false;
+    }
+    return true;
+}
+
+/* ---- in the background ------------------------------------------------------------------ */
+
+struct warmup {
+    pthread_t thread;
+    object_store *store;
+    warmup_config cfg; /* read-only after start; prefix is owned */
+    char *prefix;
+    link_profile *lp;
+    warmup_done_fn done;
+    void *ud;
+    atomic_bool cancel;
+};
+
+static void *warmup_main(void *arg)
+{
+    warmup *w = arg;
+    conn_profile p;
+    sv_error err = {0};
+    bool ran = warmup_measure(w->store, &w->cfg, &w->cancel, &p, &err);
+    bool ok = ran && p.valid;
+    if (ran)
+        link_profile_set(w->lp, &p);
+    if (ran && !ok)
+        snprintf(err.msg, sizeof err.msg, "too few samples succeeded for a profile");
+    link_profile_set_state(w->lp, ok ? LINK_WARMUP_DONE : LINK_WARMUP_FAILED);
+    if (ok)
+        log_info("warmup: latency %.1f ms (p90 %.1f), connect %.1f ms, %.1f Mbit/s, %u in flight suggested",
+                 p.latency_s * 1e3, p.latency_p90_s * 1e3, p.connect_s * 1e3, p.bandwidth_Bps * 8 / 1e6,
+                 p.suggested_in_flight);
+    else
+        log_info("warmup: no profile: %s", err.msg);
+    if (w->done)
+        w->done(w->ud, ok, &p, ok ? NULL : err.msg);
+    return NULL;
+}
+
+warmup *warmup_start(object_store *s, const warmup_config *c, link_profile *lp, warmup_done_fn done,
+                     void *ud)
+{
+    warmup *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->store = s;
+    w->cfg = *c;
+    w->prefix = strdup(c->prefix ? c->prefix : "");
+    w->cfg.prefix = w->prefix;
+    w->lp = lp;
+    w->done = done;
+    w->ud = ud;
+    atomic_init(&w->cancel, false);
+    if (!w->prefix) {
+        free(w);
+        return NULL;
+    }
+    link_profile_set_state(lp, LINK_WARMUP_RUNNING);
+    int rc = pthread_create(&w->thread, NULL, warmup_main, w);
+    if (rc != 0) {
+        log_warn("warmup: cannot start its thread: %s", strerror(rc));
+        link_profile_set_state(lp, LINK_WARMUP_FAILED);
+        free(w->prefix);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void warmup_stop(warmup *w)
+{
+    if (!w)
+        return;
+    atomic_store(&w->cancel, true);
+    /* Bounded: the sampler sees the cancel within POLL_NS of a wait, and a
+     * listing page within its request's own timeout. */
+    pthread_join(w->thread, NULL);
+    free(w->prefix);
+    free(w);
+}
