@@ -246,11 +246,12 @@ static void on_get_done(void *ud, store_status st, const char *errmsg)
     s->st = st;
     s->finished = true;
     b->in_flight--;
+    /* Counted before the reference goes: after it, the runner may free b. */
+    if (st == STORE_OK && b->stats)
+        STAT_ADD(b->stats, warmup_bytes, s->length);
     bool last = --b->refs == 0;
     pthread_cond_signal(&b->cond);
     pthread_mutex_unlock(&b->lock);
-    if (st == STORE_OK && b->stats)
-        STAT_ADD(b->stats, warmup_bytes, s->length);
     if (last)
         batch_free(b);
 }
