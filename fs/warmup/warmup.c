@@ -158,7 +158,8 @@ static bool find_files(object_store *s, const warmup_config *c, const atomic_boo
         return sv_fail(err, STORE_ERR_SHUTDOWN, 0, "cancelled"), false;
     if (!listed)
         return sv_fail(err, last, 0, "cannot list '%s': %s", c->prefix ? c->prefix : "", lastmsg), false;
-    return sv_fail(err, STORE_ERR_NOT_FOUND, 0,
+    /* Not a store failure: the listing worked, nothing in it is large enough. */
+    return sv_fail(err, STORE_ERR_INVALID, 0,
                    "no object of at least %llu bytes within %u listing pages of '%s'",
                    (unsigned long long)WARMUP_MIN_FILE, pages, c->prefix ? c->prefix : ""),
            false;
