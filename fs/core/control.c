@@ -1,6 +1,7 @@
 #include "control.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -39,6 +40,12 @@ char *control_render_stats(const plain_fs *p, size_t *len)
     return sv_json_text(o, JSON_INDENT(2), len);
 }
 
+/* v rounded to a multiple of unit: the figures are measurements, not exact. */
+static double rounded(double v, double unit)
+{
+    return round(v / unit) * unit;
+}
+
 char *control_render_profile(link_profile *lp, int64_t now_s, size_t *len)
 {
     conn_profile p;
@@ -57,19 +64,20 @@ char *control_render_profile(link_profile *lp, int64_t now_s, size_t *len)
         json_t *curve = json_array();
         for (uint32_t i = 0; curve && i < p.n_capacity && i < PROFILE_MAX_CAPACITY_POINTS; i++)
             json_array_append_new(curve, json_pack("{s:i, s:f}", "in_flight", (json_int_t)p.capacity[i].in_flight,
-                                                   "per_s", p.capacity[i].per_s));
+                                                   "per_s", rounded(p.capacity[i].per_s, 0.1)));
         prof = json_pack("{s:f, s:f, s:f, s:f, s:f, s:o*, s:i, s:I}",
-                         "latency_ms", p.latency_s * 1e3,
-                         "latency_p90_ms", p.latency_p90_s * 1e3,
-                         "connect_ms", p.connect_s * 1e3,
-                         "bandwidth_mbit", p.bandwidth_Bps * 8 / 1e6,
-                         "bandwidth_Bps", p.bandwidth_Bps,
+                         "latency_ms", rounded(p.latency_s * 1e3, 0.001),
+                         "latency_p90_ms", rounded(p.latency_p90_s * 1e3, 0.001),
+                         "connect_ms", rounded(p.connect_s * 1e3, 0.001),
+                         "bandwidth_mbit", rounded(p.bandwidth_Bps * 8 / 1e6, 0.01),
+                         "bandwidth_Bps", rounded(p.bandwidth_Bps, 1),
                          "capacity", curve,
                          "suggested_in_flight", (json_int_t)p.suggested_in_flight,
                          "samples", (json_int_t)p.samples);
     }
     json_object_set_new(o, "profile", prof ? prof : json_null());
-    return sv_json_text(o, JSON_INDENT(2), len);
+    /* 10 digits: a rounded figure prints as itself, not its binary neighbour. */
+    return sv_json_text(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10), len);
 }
 
 void control_attr(const plain_fs *p, link_profile *lp, uint64_t ino, sv_attr *out)
