@@ -228,3 +228,17 @@ def test_mount_on_a_terminal_prints_the_profile(bucket, moto, sievefs_bin, tmp_p
         os.close(fd)
         pids = s3env.procs_matching(sievefs_bin, str(mp))
         s3env.unmount(mp, pids)
+
+
+def test_unmount_during_the_warmup(bucket, mount, wan):
+    """Unmounting cancels a running warmup: the daemon exits at once, its
+    requests still out are completed by the client's shutdown."""
+    b = bucket(data_files(n=1))
+    proxy = wan(rtt_ms=RTT_MS, jitter_ms=0, mbit=MBIT)
+    m = mount(bucket=b, prefix="t", endpoint=proxy.endpoint, warmup="network=30s")
+    time.sleep(1.0)
+    assert read_profile(m)["state"] == "running"
+    t0 = time.monotonic()
+    m.unmount()
+    assert time.monotonic() - t0 < 10
+    assert m.proc.returncode == 0
