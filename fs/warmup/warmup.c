@@ -1,14 +1,13 @@
 /* The warmup's sampler; see warmup.h. */
 #include "warmup.h"
 
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include "get_batch.h"
 #include "log.h"
 #include "profile_estimate.h"
 
@@ -19,7 +18,6 @@
 #define FRESH_SAMPLES 4u
 #define WAVE_ROUNDS   3u         /* a wave sends this many times its level */
 #define MAX_PREFIXES  32u        /* prefixes queued by the listing walk */
-#define POLL_NS       100000000  /* waits wake this often to see a cancel */
 
 static const uint32_t wave_levels[] = {8, 32, 128, 256, 512};
 
@@ -32,13 +30,6 @@ void warmup_config_defaults(warmup_config *c)
     c->max_requests = 3200;
     c->max_in_flight = 512;
     c->max_list_pages = 16;
-}
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static bool cancelled(const atomic_bool *cancel)
@@ -165,150 +156,6 @@ static bool find_files(object_store *s, const warmup_config *c, const atomic_boo
            false;
 }
 
-/* ---- a batch of GETs -------------------------------------------------------------- */
-
-typedef struct batch batch;
-
-typedef struct {
-    batch *b;
-    const data_file *file;
-    uint64_t offset, length;
-    bool fresh;
-    int64_t sent_ns, done_ns; /* guarded by b->lock once sent */
-    bool finished;            /* guarded by b->lock */
-    store_status st;          /* guarded by b->lock */
-} slot;
-
-/* Requests of one phase and their buffers. Outlives its runner when
- * requests are still out at the deadline: the last reference frees it. */
-struct batch {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;   /* a request finished */
-    int refs;              /* guarded by lock: the runner and each request out */
-    uint32_t in_flight;    /* guarded by lock */
-    size_t n;
-    slot *slots;
-    unsigned char *buf;    /* slot i's bytes at offsets[i] */
-    uint64_t *buf_off;
-    sv_stats *stats;
-};
-
-static void batch_free(batch *b)
-{
-    pthread_cond_destroy(&b->cond);
-    pthread_mutex_destroy(&b->lock);
-    free(b->slots);
-    free(b->buf);
-    free(b->buf_off);
-    free(b);
-}
-
-static batch *batch_new(size_t n, uint64_t bytes, sv_stats *stats)
-{
-    batch *b = calloc(1, sizeof *b);
-    if (!b)
-        return NULL;
-    b->slots = calloc(n ? n : 1, sizeof *b->slots);
-    b->buf = malloc(bytes ? bytes : 1);
-    b->buf_off = calloc(n ? n : 1, sizeof *b->buf_off);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&b->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    pthread_mutex_init(&b->lock, NULL);
-    b->refs = 1;
-    b->n = n;
-    b->stats = stats;
-    if (!b->slots || !b->buf || !b->buf_off) {
-        batch_free(b);
-        return NULL;
-    }
-    return b;
-}
-
-static void batch_release(batch *b)
-{
-    pthread_mutex_lock(&b->lock);
-    bool last = --b->refs == 0;
-    pthread_mutex_unlock(&b->lock);
-    if (last)
-        batch_free(b);
-}
-
-static void on_get_done(void *ud, store_status st, const char *errmsg)
-{
-    (void)errmsg;
-    slot *s = ud;
-    batch *b = s->b;
-    const int64_t t = now_ns();
-    pthread_mutex_lock(&b->lock);
-    s->done_ns = t;
-    s->st = st;
-    s->finished = true;
-    b->in_flight--;
-    /* Counted before the reference goes: after it, the runner may free b. */
-    if (st == STORE_OK && b->stats)
-        STAT_ADD(b->stats, warmup_bytes, s->length);
-    bool last = --b->refs == 0;
-    pthread_cond_signal(&b->cond);
-    pthread_mutex_unlock(&b->lock);
-    if (last)
-        batch_free(b);
-}
-
-/* Send the batch's requests with at most conc out at once, none after
- * submit_by; wait for them until done_by (or a cancel). Unfinished
- * requests stay unfinished (discarded samples). Returns the first send's
- * time. Called and returns with b->lock not held. */
-static int64_t batch_run(batch *b, object_store *s, uint32_t conc, int64_t submit_by, int64_t done_by,
-                         const atomic_bool *cancel)
-{
-    int64_t first = now_ns();
-    size_t next = 0;
-    store_request_opts opts = {.max_attempts = 1, .high_priority = false};
-    pthread_mutex_lock(&b->lock);
-    for (;;) {
-        int64_t t = now_ns();
-        bool stop = cancelled(cancel);
-        while (next < b->n && b->in_flight < conc && t < submit_by && !stop) {
-            slot *q = &b->slots[next];
-            q->b = b;
-            q->sent_ns = t;
-            b->refs++;
-            b->in_flight++;
-            if (next == 0)
-                first = t;
-            pthread_mutex_unlock(&b->lock);
-            struct iovec iov = {b->buf + b->buf_off[next], (size_t)q->length};
-            opts.fresh_connection = q->fresh;
-            store_status st = store_get_async(s, q->file->key, q->file->etag, q->offset, q->length, &iov,
-                                              1, &opts, on_get_done, q);
-            if (b->stats)
-                STAT_ADD(b->stats, warmup_requests, 1);
-            pthread_mutex_lock(&b->lock);
-            if (st != STORE_OK) {
-                /* Refused: done will not be called. */
-                q->finished = true;
-                q->st = st;
-                b->in_flight--;
-                b->refs--;
-            }
-            next++;
-            t = now_ns();
-        }
-        if (b->in_flight == 0 && (next == b->n || t >= submit_by || stop))
-            break;
-        if (t >= done_by || stop)
-            break; /* the rest finish on their own and drop their references */
-        int64_t wake = t + POLL_NS < done_by ? t + POLL_NS : done_by;
-        struct timespec ts = {wake / 1000000000, wake % 1000000000};
-        pthread_cond_timedwait(&b->cond, &b->lock, &ts);
-    }
-    pthread_mutex_unlock(&b->lock);
-    return first;
-}
-
 /* ---- the sampling ------------------------------------------------------------------- */
 
 static uint64_t mix(uint64_t *state)
@@ -339,21 +186,19 @@ static void progress(const sampler *sm, const char *what)
 
 /* A batch of n ranges of len bytes at scattered, block-aligned offsets of
  * the files (in turn); NULL when the budgets do not allow n. */
-static batch *make_batch(sampler *sm, size_t n, uint64_t len, bool fresh)
+static get_batch *make_batch(sampler *sm, size_t n, uint64_t len, bool fresh)
 {
     if (n == 0 || n > sm->requests_left || n * len > sm->bytes_left)
         return NULL;
-    batch *b = batch_new(n, n * len, sm->c->stats);
+    get_batch *b = get_batch_new(n, n * len, sm->c->stats);
     if (!b)
         return NULL;
     for (size_t i = 0; i < n; i++) {
-        slot *q = &b->slots[i];
-        q->file = &sm->files[i % sm->n_files];
-        q->length = len;
-        q->fresh = fresh;
-        uint64_t blocks = (q->file->size - len) / WARMUP_SMALL + 1;
-        q->offset = (mix(&sm->rng) % blocks) * WARMUP_SMALL;
-        b->buf_off[i] = i * len;
+        const data_file *f = &sm->files[i % sm->n_files];
+        /* Files are at least WARMUP_MIN_FILE, ranges at most LARGE_RANGE. */
+        uint64_t blocks = (f->size - len) / WARMUP_SMALL + 1;
+        uint64_t offset = (mix(&sm->rng) % blocks) * WARMUP_SMALL;
+        get_batch_set(b, i, f->key, f->etag, offset, len, i * len, fresh);
     }
     sm->requests_left -= (uint32_t)n;
     sm->bytes_left -= n * len;
@@ -361,43 +206,33 @@ static batch *make_batch(sampler *sm, size_t n, uint64_t len, bool fresh)
 }
 
 /* Run a batch until submit_by (completions until the budget's end). */
-static int64_t run(sampler *sm, batch *b, uint32_t conc, int64_t submit_by)
+static int64_t run(sampler *sm, get_batch *b, uint32_t conc, int64_t submit_by)
 {
     if (submit_by > sm->end_ns)
         submit_by = sm->end_ns;
-    return batch_run(b, sm->s, conc, submit_by, sm->end_ns, sm->cancel);
+    return get_batch_run(b, sm->s, conc, submit_by, sm->end_ns, sm->cancel);
 }
 
 /* The share of what is left of the budget from now. */
 static int64_t share(const sampler *sm, double f)
 {
-    int64_t t = now_ns();
+    int64_t t = get_batch_now_ns();
     return t + (int64_t)((double)(sm->end_ns - t) * f);
-}
-
-static bool slot_ok(batch *b, size_t i, int64_t *sent, int64_t *done)
-{
-    pthread_mutex_lock(&b->lock);
-    bool ok = b->slots[i].finished && b->slots[i].st == STORE_OK;
-    *sent = b->slots[i].sent_ns;
-    *done = b->slots[i].done_ns;
-    pthread_mutex_unlock(&b->lock);
-    return ok;
 }
 
 static size_t latency_samples(sampler *sm, bool fresh, size_t n, double submit_share,
                               latency_sample *out)
 {
-    batch *b = make_batch(sm, n, WARMUP_SMALL, fresh);
+    get_batch *b = make_batch(sm, n, WARMUP_SMALL, fresh);
     if (!b)
         return 0;
     run(sm, b, LATENCY_CONC, share(sm, submit_share));
     for (size_t i = 0; i < n; i++) {
         int64_t a, z;
-        bool ok = slot_ok(b, i, &a, &z);
+        bool ok = get_batch_result(b, i, &a, &z);
         out[i] = (latency_sample){ok ? (double)(z - a) / 1e9 : 0, ok};
     }
-    batch_release(b);
+    get_batch_release(b);
     return n;
 }
 
@@ -412,7 +247,7 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
         return false;
     sampler sm = {.s = s, .c = c, .cancel = cancel, .files = files, .n_files = n_files,
                   .rng = 0x5eed, .bytes_left = c->max_bytes, .requests_left = c->max_requests,
-                  .end_ns = now_ns() + (int64_t)(c->budget_s * 1e9)};
+                  .end_ns = get_batch_now_ns() + (int64_t)(c->budget_s * 1e9)};
     latency_sample warm[WARM_SAMPLES], fresh[FRESH_SAMPLES];
     delivery_sample large[LARGE_RANGES];
     capacity_wave waves[sizeof wave_levels / sizeof wave_levels[0]];
@@ -433,16 +268,16 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
     /* 3. Large ranges at once. A range's bytes start flowing about one
      * latency after it is sent: its delivery interval starts there. */
     progress(&sm, "bandwidth");
-    batch *lb = cancelled(cancel) ? NULL : make_batch(&sm, LARGE_RANGES, LARGE_RANGE, false);
+    get_batch *lb = cancelled(cancel) ? NULL : make_batch(&sm, LARGE_RANGES, LARGE_RANGE, false);
     if (lb) {
         run(&sm, lb, LARGE_RANGES, share(&sm, 0.4));
         for (size_t i = 0; i < LARGE_RANGES; i++) {
             int64_t a, z;
-            bool ok = slot_ok(lb, i, &a, &z);
+            bool ok = get_batch_result(lb, i, &a, &z);
             large[i] = (delivery_sample){(double)a / 1e9 + warm_med, (double)z / 1e9, LARGE_RANGE, ok};
         }
         n_large = LARGE_RANGES;
-        batch_release(lb);
+        get_batch_release(lb);
     }
 
     /* 4. Waves: each level kept in flight for WAVE_ROUNDS times its size. */
@@ -461,11 +296,11 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
         char what[64];
         snprintf(what, sizeof what, "capacity at %u in flight", level);
         progress(&sm, what);
-        batch *wb = make_batch(&sm, n, WARMUP_SMALL, false);
+        get_batch *wb = make_batch(&sm, n, WARMUP_SMALL, false);
         double *t = wb ? malloc(n * sizeof *t) : NULL;
         if (!t) {
             if (wb)
-                batch_release(wb);
+                get_batch_release(wb);
             break;
         }
         /* The remaining levels share what is left of the budget evenly. */
@@ -473,12 +308,12 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
         size_t m = 0, failed = 0;
         for (size_t i = 0; i < n; i++) {
             int64_t a, z;
-            if (slot_ok(wb, i, &a, &z))
+            if (get_batch_result(wb, i, &a, &z))
                 t[m++] = (double)(z - first) / 1e9;
             else
                 failed++;
         }
-        batch_release(wb);
+        get_batch_release(wb);
         wave_times[n_waves] = t;
         waves[n_waves++] = (capacity_wave){level, t, m, failed};
     }
@@ -567,7 +402,7 @@ void warmup_stop(warmup *w)
     if (!w)
         return;
     atomic_store(&w->cancel, true);
-    /* Bounded: the sampler sees the cancel within POLL_NS of a wait, and a
+    /* Bounded: the sampler sees the cancel within 100 ms of a wait, and a
      * listing page within its request's own timeout. */
     pthread_join(w->thread, NULL);
     free(w->prefix);
