@@ -91,25 +91,43 @@ double profile_bandwidth(const delivery_sample *d, size_t n)
     return covered > 0 ? bytes / covered : 0;
 }
 
+static int cmp_sent(const void *x, const void *y)
+{
+    const wave_request *p = x, *q = y;
+    return (p->sent_s > q->sent_s) - (p->sent_s < q->sent_s);
+}
+
 double profile_wave_rate(const capacity_wave *w)
 {
-    if (!w || w->in_flight == 0 || !w->done_s || w->n_done == 0 || w->n_failed > w->n_done)
+    if (!w || w->in_flight == 0 || !w->req || w->n <= w->in_flight)
         return 0;
-    double *t = malloc(w->n_done * sizeof *t);
-    if (!t)
+    wave_request *r = malloc(w->n * sizeof *r);
+    if (!r)
         return 0;
-    size_t m = 0;
-    for (size_t i = 0; i < w->n_done; i++)
-        if (usable(w->done_s[i]))
-            t[m++] = w->done_s[i];
-    qsort(t, m, sizeof *t, cmp_double);
-    double rate = 0;
-    /* The first in_flight completions include the ramp (new connections,
-     * the first round trip); steady state is what comes after them. */
-    size_t skip = w->in_flight;
-    if (m >= skip + PROFILE_MIN_WAVE_SAMPLES && t[m - 1] > t[skip - 1])
-        rate = (double)(m - skip) / (t[m - 1] - t[skip - 1]);
-    free(t);
+    memcpy(r, w->req, w->n * sizeof *r);
+    /* Requests that never got a send time sort first and are skipped with the ramp. */
+    for (size_t i = 0; i < w->n; i++)
+        if (!isfinite(r[i].sent_s))
+            r[i].sent_s = -INFINITY;
+    qsort(r, w->n, sizeof *r, cmp_sent);
+    /* The first in_flight requests open the connections; the rest are sent
+     * as others complete, with in_flight out: by Little's law the rate is
+     * in_flight over their mean time. */
+    size_t ok = 0, failed = 0;
+    double sum = 0;
+    for (size_t i = w->in_flight; i < w->n; i++) {
+        double d = r[i].done_s - r[i].sent_s;
+        if (r[i].ok && isfinite(r[i].sent_s) && usable(d)) {
+            ok++;
+            sum += d;
+        } else {
+            failed++;
+        }
+    }
+    free(r);
+    if (ok < PROFILE_MIN_WAVE_SAMPLES || failed > ok)
+        return 0;
+    double rate = (double)w->in_flight / (sum / (double)ok);
     return isfinite(rate) ? rate : 0;
 }
 
@@ -129,7 +147,7 @@ static void estimate_capacity(const capacity_wave *w, size_t n, conn_profile *ou
         double r = profile_wave_rate(&w[i]);
         if (r <= 0)
             continue;
-        *used += w[i].n_done;
+        *used += w[i].n;
         uint32_t j = 0;
         while (j < np && pts[j].in_flight != w[i].in_flight)
             j++;

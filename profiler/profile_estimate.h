@@ -8,10 +8,12 @@
  *   bandwidth  bytes of large ranges over the union of their delivery
  *              intervals, so ranges delivered at once share the time
  *   capacity   per wave of small reads kept at in_flight outstanding:
- *              completions per second once the wave is steady (after its
- *              first in_flight completions, which include ramp-up and new
- *              connections); suggested_in_flight is the smallest level
- *              within PROFILE_CAPACITY_SHARE of the best
+ *              completions per second by Little's law, in_flight over the
+ *              mean time a request took once the wave is steady (after its
+ *              first in_flight requests, which pay for new connections).
+ *              Counting completions over time instead would be biased by
+ *              how they bunch into round trips. suggested_in_flight is the
+ *              smallest level within PROFILE_CAPACITY_SHARE of the best
  *
  * Failed samples, and durations that are zero, negative or not finite, are
  * discarded. Too few samples of a kind leave that part 0; the profile is
@@ -27,7 +29,7 @@
 
 #define PROFILE_MIN_LATENCY_SAMPLES 3 /* warm samples for a latency */
 #define PROFILE_MIN_FRESH_SAMPLES   2 /* fresh samples for a connect cost */
-#define PROFILE_MIN_WAVE_SAMPLES    4 /* steady completions for a capacity point */
+#define PROFILE_MIN_WAVE_SAMPLES    4 /* steady requests for a capacity point */
 #define PROFILE_CAPACITY_SHARE      0.95
 
 typedef struct {
@@ -42,10 +44,14 @@ typedef struct {
 } delivery_sample;
 
 typedef struct {
-    uint32_t in_flight;   /* requests kept outstanding */
-    const double *done_s; /* completion times of successful requests, seconds from the wave's start, any order */
-    size_t n_done;
-    size_t n_failed;      /* more failures than successes: the wave is discarded */
+    double sent_s, done_s; /* on the caller's clock */
+    bool ok;               /* false: failed, or still out at the deadline */
+} wave_request;
+
+typedef struct {
+    uint32_t in_flight;      /* requests kept outstanding */
+    const wave_request *req; /* every request sent (any order); more failed than ok: discarded */
+    size_t n;
 } capacity_wave;
 
 typedef struct {

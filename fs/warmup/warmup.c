@@ -251,7 +251,7 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
     latency_sample warm[WARM_SAMPLES], fresh[FRESH_SAMPLES];
     delivery_sample large[LARGE_RANGES];
     capacity_wave waves[sizeof wave_levels / sizeof wave_levels[0]];
-    double *wave_times[sizeof wave_levels / sizeof wave_levels[0]] = {0};
+    wave_request *wave_reqs[sizeof wave_levels / sizeof wave_levels[0]] = {0};
     size_t n_warm = 0, n_fresh = 0, n_large = 0, n_waves = 0;
 
     /* 1. Open LATENCY_CONC connections, then time requests on them. */
@@ -297,32 +297,36 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
         snprintf(what, sizeof what, "capacity at %u in flight", level);
         progress(&sm, what);
         get_batch *wb = make_batch(&sm, n, WARMUP_SMALL, false);
-        double *t = wb ? malloc(n * sizeof *t) : NULL;
-        if (!t) {
+        wave_request *req = wb ? malloc(n * sizeof *req) : NULL;
+        if (!req) {
             if (wb)
                 get_batch_release(wb);
             break;
         }
         /* The remaining levels share what is left of the budget evenly. */
         int64_t first = run(&sm, wb, level, share(&sm, 1.0 / (double)(n_levels - k)));
-        size_t m = 0, failed = 0;
+        size_t sent = 0, ok = 0;
         for (size_t i = 0; i < n; i++) {
             int64_t a, z;
-            if (get_batch_result(wb, i, &a, &z))
-                t[m++] = (double)(z - first) / 1e9;
-            else
-                failed++;
+            bool good = get_batch_result(wb, i, &a, &z);
+            if (a == 0)
+                continue; /* not sent before the wave's deadline: no sample, not a failure */
+            req[sent++] = (wave_request){(double)(a - first) / 1e9, (double)(z - first) / 1e9, good};
+            ok += good;
         }
         get_batch_release(wb);
-        wave_times[n_waves] = t;
-        waves[n_waves++] = (capacity_wave){level, t, m, failed};
+        const capacity_wave wave = {level, req, sent};
+        log_debug("warmup: wave of %u in flight: %zu sent, %zu ok, %.1f/s", level, sent, ok,
+                  profile_wave_rate(&wave));
+        wave_reqs[n_waves] = req;
+        waves[n_waves++] = wave;
     }
 
     profile_samples ps = {warm, n_warm, fresh, n_fresh, large, n_large, waves, n_waves};
     profile_estimate(&ps, out);
     out->measured_at_s = (int64_t)time(NULL);
     for (size_t k = 0; k < n_waves; k++)
-        free(wave_times[k]);
+        free(wave_reqs[k]);
     free_files(files, n_files);
     if (cancelled(cancel)) {
         memset(out, 0, sizeof *out);

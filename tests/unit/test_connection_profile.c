@@ -61,35 +61,63 @@ Test(profile_bandwidth, hostile_intervals)
     cr_expect_eq(profile_bandwidth(NULL, 3), 0.0);
 }
 
-/* A wave whose requests complete evenly at rate per_s after a ramp. */
-static capacity_wave even_wave(double *t, size_t n, uint32_t in_flight, double ramp_s, double per_s)
+/* A wave kept at in_flight by a server completing per_s a second: the first
+ * in_flight requests pay ramp_s more (new connections), every other one
+ * takes in_flight / per_s (Little's law). */
+static capacity_wave steady_wave(wave_request *r, size_t n, uint32_t in_flight, double ramp_s, double per_s)
 {
-    for (size_t i = 0; i < n; i++)
-        t[i] = i < in_flight ? ramp_s * (double)(i + 1) / in_flight
-                             : ramp_s + (double)(i + 1 - in_flight) / per_s;
-    return (capacity_wave){in_flight, t, n, 0};
+    const double each = in_flight / per_s;
+    for (size_t i = 0; i < n; i++) {
+        double sent = i < in_flight ? 0 : ramp_s + (double)(i - in_flight) / per_s;
+        r[i] = (wave_request){sent, sent + each + (i < in_flight ? ramp_s : 0), true};
+    }
+    return (capacity_wave){in_flight, r, n};
 }
 
-Test(profile_capacity, steady_rate_after_the_ramp)
+Test(profile_capacity, steady_rate_by_littles_law)
 {
-    double t[96];
-    capacity_wave w = even_wave(t, N_OF(t), 32, 5.0, 320.0); /* a slow ramp does not count */
-    cr_expect_float_eq(profile_wave_rate(&w), 320.0 * 63 / 63, 1e-6);
-    w.n_done = 32 + PROFILE_MIN_WAVE_SAMPLES - 1;
-    cr_expect_eq(profile_wave_rate(&w), 0.0, "too few steady completions");
-    w.n_done = 96;
-    w.n_failed = 97;
+    wave_request r[96];
+    capacity_wave w = steady_wave(r, N_OF(r), 32, 5.0, 320.0); /* a slow ramp does not count */
+    cr_expect_float_eq(profile_wave_rate(&w), 320.0, 1e-6);
+    /* Completions bunched into round trips do not bias it: 8 in flight over 0.2 s. */
+    wave_request b[24];
+    for (size_t i = 0; i < N_OF(b); i++) {
+        double sent = 0.2 * (double)(i / 8) + 0.001 * (double)(i % 8);
+        b[i] = (wave_request){sent, sent + 0.2, true};
+    }
+    capacity_wave bw = {8, b, N_OF(b)};
+    cr_expect_float_eq(profile_wave_rate(&bw), 40.0, 1e-6);
+    /* Sent order need not be the array's. */
+    wave_request tmp = r[0];
+    r[0] = r[95];
+    r[95] = tmp;
+    cr_expect_float_eq(profile_wave_rate(&w), 320.0, 1e-6);
+    w.n = 32 + PROFILE_MIN_WAVE_SAMPLES - 1;
+    cr_expect_eq(profile_wave_rate(&w), 0.0, "too few steady requests");
+}
+
+Test(profile_capacity, hostile_waves)
+{
+    wave_request r[40];
+    capacity_wave w = steady_wave(r, N_OF(r), 8, 0.1, 80);
+    for (size_t i = 8; i < 25; i++)
+        r[i].ok = false;
     cr_expect_eq(profile_wave_rate(&w), 0.0, "mostly failed");
-    double zeros[40] = {0};
-    capacity_wave z = {8, zeros, N_OF(zeros), 0};
-    cr_expect_eq(profile_wave_rate(&z), 0.0, "zero durations");
-    double same[40];
-    for (size_t i = 0; i < N_OF(same); i++)
-        same[i] = 1.0;
-    capacity_wave s = {8, same, N_OF(same), 0};
-    cr_expect_eq(profile_wave_rate(&s), 0.0, "all at one instant");
-    capacity_wave none = {0, same, N_OF(same), 0};
+    w = steady_wave(r, N_OF(r), 8, 0.1, 80);
+    for (size_t i = 0; i < N_OF(r); i++)
+        r[i].done_s = r[i].sent_s;
+    cr_expect_eq(profile_wave_rate(&w), 0.0, "zero durations");
+    for (size_t i = 0; i < N_OF(r); i++)
+        r[i].done_s = r[i].sent_s - 1;
+    cr_expect_eq(profile_wave_rate(&w), 0.0, "done before sent");
+    for (size_t i = 0; i < N_OF(r); i++)
+        r[i] = (wave_request){NAN, NAN, true};
+    cr_expect_eq(profile_wave_rate(&w), 0.0, "not numbers");
+    capacity_wave none = {0, r, N_OF(r)};
     cr_expect_eq(profile_wave_rate(&none), 0.0);
+    capacity_wave empty = {8, NULL, 0};
+    cr_expect_eq(profile_wave_rate(&empty), 0.0);
+    cr_expect_eq(profile_wave_rate(NULL), 0.0);
 }
 
 static latency_sample warm[5] = {{0.1, true}, {0.1, true}, {0.1, true}, {0.1, true}, {0.1, true}};
@@ -99,13 +127,13 @@ static delivery_sample large[2] = {{0, 1, 12500000, true}, {0, 1, 12500000, true
 Test(profile_estimate, a_whole_profile)
 {
     /* Capacity grows to 256 in flight and is flat after: suggest 256. */
-    static double t8[24], t32[96], t128[384], t256[768], t512[1536];
+    static wave_request t8[24], t32[96], t128[384], t256[768], t512[1536];
     capacity_wave w[] = {
-        even_wave(t512, N_OF(t512), 512, 0.3, 2530), /* out of order: sorted by level */
-        even_wave(t8, N_OF(t8), 8, 0.1, 80),
-        even_wave(t32, N_OF(t32), 32, 0.1, 320),
-        even_wave(t128, N_OF(t128), 128, 0.1, 1280),
-        even_wave(t256, N_OF(t256), 256, 0.2, 2500),
+        steady_wave(t512, N_OF(t512), 512, 0.3, 2530), /* out of order: sorted by level */
+        steady_wave(t8, N_OF(t8), 8, 0.1, 80),
+        steady_wave(t32, N_OF(t32), 32, 0.1, 320),
+        steady_wave(t128, N_OF(t128), 128, 0.1, 1280),
+        steady_wave(t256, N_OF(t256), 256, 0.2, 2500),
     };
     profile_samples s = {warm, 5, fresh, 3, large, 2, w, N_OF(w)};
     conn_profile p;
@@ -158,10 +186,10 @@ Test(profile_estimate, too_few_of_a_kind)
 
 Test(profile_estimate, one_point_per_level_and_bounded)
 {
-    static double t[12][40];
+    static wave_request t[12][40];
     capacity_wave w[12];
     for (uint32_t i = 0; i < 12; i++)
-        w[i] = even_wave(t[i], 40, i < 2 ? 8 : 8 + i, 0.1, 100.0 + i);
+        w[i] = steady_wave(t[i], 40, i < 2 ? 8 : 8 + i, 0.1, 100.0 + i);
     conn_profile p;
     profile_samples s = {warm, 5, NULL, 0, large, 2, w, 12};
     profile_estimate(&s, &p);
