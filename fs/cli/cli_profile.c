@@ -27,8 +27,10 @@ static const char usage_profile[] =
     "25 MiB and 3,200 requests.\n"
     "\n"
     "options:\n"
-    "  --json                one JSON document on stdout (as MOUNTPOINT/.sieve/profile)\n"
-    "  --duration DURATION   sampling time, like 5s or 800ms (default 5s, at most 60s)\n"
+    "  --json                one JSON document on stdout, the one\n"
+    "                        MOUNTPOINT/.sieve/profile shows\n"
+    "  --duration DURATION   sampling time, like 5s or 800ms (default 5s, at most\n"
+    "                        60s)\n"
     "  --max-in-flight N     highest number of requests in flight measured, from 8\n"
     "                        to 512 (default 512)\n"
     CLI_S3_OPTIONS_HELP
