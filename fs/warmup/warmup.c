@@ -12,8 +12,8 @@
 #include "profile_estimate.h"
 
 #define LARGE_RANGE   (2u << 20) /* bytes of one large range */
-#define LARGE_RANGES  4u         /* at once: 8 MiB */
-#define LATENCY_CONC  4u         /* warm and fresh samples per round */
+#define LARGE_RANGES  4u         /* at once (LATENCY_CONC): 8 MiB */
+#define LATENCY_CONC  4u         /* requests out at once before the waves (at most max_in_flight) */
 #define WARM_SAMPLES  16u
 #define FRESH_SAMPLES 4u
 #define WAVE_ROUNDS   3u         /* a wave sends this many times its level */
@@ -175,6 +175,7 @@ typedef struct {
     uint64_t rng;
     uint64_t bytes_left;
     uint32_t requests_left;
+    uint32_t conc;  /* requests out at once in the latency and bandwidth phases */
     int64_t end_ns; /* the budget's end: no wait goes past it */
 } sampler;
 
@@ -226,7 +227,7 @@ static size_t latency_samples(sampler *sm, bool fresh, size_t n, double submit_s
     get_batch *b = make_batch(sm, n, WARMUP_SMALL, fresh);
     if (!b)
         return 0;
-    run(sm, b, LATENCY_CONC, share(sm, submit_share));
+    run(sm, b, sm->conc, share(sm, submit_share));
     for (size_t i = 0; i < n; i++) {
         int64_t a, z;
         bool ok = get_batch_result(b, i, &a, &z);
@@ -248,16 +249,18 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
     sampler sm = {.s = s, .c = c, .cancel = cancel, .files = files, .n_files = n_files,
                   .rng = 0x5eed, .bytes_left = c->max_bytes, .requests_left = c->max_requests,
                   .end_ns = get_batch_now_ns() + (int64_t)(c->budget_s * 1e9)};
+    /* More out at once than the store lets through would time its queue. */
+    sm.conc = c->max_in_flight < LATENCY_CONC ? (c->max_in_flight ? c->max_in_flight : 1) : LATENCY_CONC;
     latency_sample warm[WARM_SAMPLES], fresh[FRESH_SAMPLES];
     delivery_sample large[LARGE_RANGES];
     capacity_wave waves[sizeof wave_levels / sizeof wave_levels[0]];
     wave_request *wave_reqs[sizeof wave_levels / sizeof wave_levels[0]] = {0};
     size_t n_warm = 0, n_fresh = 0, n_large = 0, n_waves = 0;
 
-    /* 1. Open LATENCY_CONC connections, then time requests on them. */
+    /* 1. Open sm.conc connections, then time requests on them. */
     progress(&sm, "latency");
     latency_sample prime[LATENCY_CONC];
-    latency_samples(&sm, false, LATENCY_CONC, 0.1, prime);
+    latency_samples(&sm, false, sm.conc, 0.1, prime);
     n_warm = latency_samples(&sm, false, WARM_SAMPLES, 0.25, warm);
     /* 2. The same on new connections. */
     progress(&sm, "connect");
@@ -270,7 +273,7 @@ bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *
     progress(&sm, "bandwidth");
     get_batch *lb = cancelled(cancel) ? NULL : make_batch(&sm, LARGE_RANGES, LARGE_RANGE, false);
     if (lb) {
-        run(&sm, lb, LARGE_RANGES, share(&sm, 0.4));
+        run(&sm, lb, sm.conc, share(&sm, 0.4));
         for (size_t i = 0; i < LARGE_RANGES; i++) {
             int64_t a, z;
             bool ok = get_batch_result(lb, i, &a, &z);

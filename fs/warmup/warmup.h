@@ -41,7 +41,8 @@ typedef struct {
     double budget_s;         /* sampling time after the listing walk (default 5) */
     uint64_t max_bytes;      /* bytes fetched (default 25 MiB) */
     uint32_t max_requests;   /* GETs sent (default 3200) */
-    uint32_t max_in_flight;  /* highest capacity level (default 512); levels are 8, 32, 128, 256, 512 */
+    uint32_t max_in_flight;  /* the store's limit (default 512): the highest capacity level
+                              * (of 8, 32, 128, 256, 512), and no phase has more out at once */
     uint32_t max_list_pages; /* listing pages walked for data files (default 16) */
     sv_stats *stats;         /* warmup_requests / warmup_bytes; may be NULL */
     warmup_progress_fn progress; /* may be NULL */

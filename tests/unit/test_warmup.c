@@ -104,6 +104,11 @@ Test(warmup, request_and_level_limits)
     cr_expect_leq(mem_store_counts_now(m).gets, 60);
     for (uint32_t i = 0; i < p.n_capacity; i++)
         cr_expect_leq(p.capacity[i].in_flight, 32);
+    c.max_in_flight = 1; /* one at a time: no capacity level, the rest measured */
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    cr_expect_eq(p.n_capacity, 0);
+    cr_expect_gt(p.latency_s, 0);
+    c.max_in_flight = 512;
     c.max_bytes = 1u << 20; /* no room for the large ranges: no bandwidth, no profile */
     c.max_requests = 3200;
     cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err));
