@@ -162,3 +162,22 @@ bool cli_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
     *out = (unsigned)v;
     return true;
 }
+
+bool cli_parse_duration(const char *s, double max_s, double *out)
+{
+    if (!s || !(s[0] >= '0' && s[0] <= '9'))
+        return false; /* no sign, no "inf", no "nan" */
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s)
+        return false;
+    if (strcmp(end, "ms") == 0)
+        v /= 1000;
+    else if (*end && strcmp(end, "s") != 0)
+        return false;
+    if (!(v >= 0 && v <= max_s))
+        return false;
+    *out = v;
+    return true;
+}

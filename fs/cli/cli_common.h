@@ -108,5 +108,7 @@ void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const c
 bool cli_parse_size(const char *s, uint64_t *out);
 /* Decimal in [lo, hi]. */
 bool cli_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
+/* "5", "5s", "2.5s", "500ms" -> seconds in [0, max_s]. */
+bool cli_parse_duration(const char *s, double max_s, double *out);
 
 #endif

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,15 +16,20 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_profile.h"
 #include "cost_model.h"
 #include "fs.h"
 #include "fuse_adapter.h"
+#include "link_profile.h"
+#include "refining_store.h"
 #include "log.h"
 #include "mountinfo.h"
 #include "s3_client.h"
+#include "warmup.h"
 
 static const char usage_mount[] =
     "usage: sievefs mount s3://BUCKET[/PREFIX] MOUNTPOINT [OPTIONS]\n"
@@ -45,6 +52,11 @@ static const char usage_mount[] =
     "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
     "                        A read() up to this size is fetched exactly; larger\n"
     "                        values make memory-mapped readers (polars) fetch more\n"
+    "  --warmup MODE         automatic (default): measure the link in the background\n"
+    "                        once the mount answers (about 5 s, up to 25 MiB);\n"
+    "                        network=DURATION: the same for DURATION (0: skip);\n"
+    "                        none: no measurement. On a terminal, waits for it and\n"
+    "                        prints the profile (MOUNTPOINT/.sieve/profile)\n"
     "  --request-cost BYTES  for experiments: price every S3 request at this many\n"
     "                        bytes (planning rounds free) instead of the measured\n"
     "                        connection profile (0: bytes alone count). Without it\n"
@@ -59,7 +71,8 @@ static const char usage_mount[] =
     "\n"
     CLI_CREDENTIALS_HELP
     "\n"
-    "MOUNTPOINT/.sieve/stats (hidden from listings) shows read and S3 counters.\n";
+    "MOUNTPOINT/.sieve/stats (hidden from listings) shows read and S3 counters;\n"
+    "MOUNTPOINT/.sieve/profile the connection profile and the warmup's state.\n";
 
 typedef struct {
     const char *source;
@@ -74,14 +87,23 @@ typedef struct {
     uint64_t request_cost;
     bool request_cost_set; /* --request-cost given: overrides the profile */
     uint64_t partial_memory;
+    double warmup_s;      /* --warmup: sampling time, 0 for none */
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
 } mount_opts;
 
 /* Errors before and during start-up are one line on stderr (or, in the
- * daemon child, one line down the pipe to the waiting parent). */
-static int ready_fd = -1;
+ * daemon child, one line down the pipe to the waiting parent). The pipe's
+ * lines: "OK" or "ERR message"; after OK, when the parent waits for the
+ * warmup (its stdout is a terminal), "W what" for progress, then "P line"
+ * for each line of the profile or "E why", then end of file. */
+static int ready_fd = -1;           /* guarded by report_lock once the warmup runs */
+static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool report_warmup;          /* set before the fork: the parent waits for the warmup's lines */
+static bool mounted_reported;       /* guarded by report_lock: OK was sent */
+static bool warmup_ended;           /* guarded by report_lock: the final lines are in warmup_final */
+static char warmup_final[2048];     /* guarded by report_lock */
 
 static void fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 static void fail(const char *fmt, ...)
@@ -91,9 +113,13 @@ static void fail(const char *fmt, ...)
     va_start(ap, fmt);
     sv_vformat_line(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (ready_fd >= 0) {
-        dprintf(ready_fd, "ERR %s\n", msg);
-        close(ready_fd);
+    pthread_mutex_lock(&report_lock);
+    int fd = ready_fd;
+    ready_fd = -1;
+    pthread_mutex_unlock(&report_lock);
+    if (fd >= 0) {
+        dprintf(fd, "ERR %s\n", msg);
+        close(fd);
     } else {
         fprintf(stderr, "sievefs: error: %s\n", msg);
     }
@@ -102,7 +128,8 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST, OPT_PARTIALMEM };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST,
+           OPT_PARTIALMEM, OPT_WARMUP };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -113,6 +140,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"request-cost", required_argument, NULL, OPT_REQCOST},
         {"partial-memory", required_argument, NULL, OPT_PARTIALMEM},
+        {"warmup", required_argument, NULL, OPT_WARMUP},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -126,6 +154,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
     o->partial_memory = PARTIAL_MEMORY_DEFAULT;
+    o->warmup_s = 5.0;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -183,6 +212,15 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_size(optarg, &o->partial_memory) || o->partial_memory > (1ull << 40))
                 fail("--partial-memory '%s': expected a size from 0 to 1T, like 64M or 512M", optarg);
             break;
+        case OPT_WARMUP:
+            if (strcmp(optarg, "automatic") == 0)
+                o->warmup_s = 5.0;
+            else if (strcmp(optarg, "none") == 0)
+                o->warmup_s = 0;
+            else if (strncmp(optarg, "network=", 8) != 0 || !cli_parse_duration(optarg + 8, 60, &o->warmup_s))
+                fail("--warmup '%s': expected automatic, none or network=DURATION (like 5s, 800ms, 0; at most 60s)",
+                     optarg);
+            break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
         case 'o': o->fuse_opts = optarg; break;
@@ -226,10 +264,21 @@ static void parse_source(const char *src, char **bucket, char **prefix)
 static void on_mounted(void *ud)
 {
     (void)ud;
-    if (ready_fd >= 0) {
+    pthread_mutex_lock(&report_lock);
+    bool had_pipe = ready_fd >= 0;
+    if (had_pipe) {
         dprintf(ready_fd, "OK\n");
-        close(ready_fd);
-        ready_fd = -1;
+        mounted_reported = true;
+        /* The parent waits for the warmup's lines: keep the pipe until it ends. */
+        if (report_warmup && warmup_ended)
+            dprintf(ready_fd, "%s", warmup_final);
+        if (!report_warmup || warmup_ended) {
+            close(ready_fd);
+            ready_fd = -1;
+        }
+    }
+    pthread_mutex_unlock(&report_lock);
+    if (had_pipe) {
         /* Detach from the terminal now that the parent has its answer. */
         int devnull = open("/dev/null", O_RDWR);
         if (devnull >= 0) {
@@ -242,36 +291,175 @@ static void on_mounted(void *ud)
     }
 }
 
-/* Parent side of the daemon start: wait for the child's verdict. */
-static int wait_for_daemon(int fd, pid_t child, const char *mountpoint)
+/* The warmup's progress, on its thread: down the pipe once OK was sent. */
+static void on_warmup_progress(void *ud, const char *what)
 {
-    char buf[1200];
-    size_t len = 0;
-    for (;;) {
-        ssize_t n = read(fd, buf + len, sizeof buf - 1 - len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        if (len == sizeof buf - 1 || memchr(buf, '\n', len))
-            break;
+    (void)ud;
+    log_debug("warmup: %s", what);
+    pthread_mutex_lock(&report_lock);
+    if (report_warmup && mounted_reported && ready_fd >= 0)
+        dprintf(ready_fd, "W %s\n", what);
+    pthread_mutex_unlock(&report_lock);
+}
+
+static void on_warmup_done(void *ud, bool ok, const conn_profile *p, const char *why)
+{
+    s3_client *client = ud;
+    (void)client;
+    if (ok && p->suggested_in_flight > 0) {
+        /* TODO(sched): apply the measured in-flight limit once the client
+         * can change it at run time (branch sched adds it):
+         *     s3_client_set_in_flight(client, p->suggested_in_flight); */
+        log_info("warmup: %u requests in flight suggested", p->suggested_in_flight);
     }
-    buf[len] = 0;
-    close(fd);
-    char *nl = strchr(buf, '\n');
-    if (nl)
-        *nl = 0;
+    /* The final lines are built here and handed over under the lock. */
+    char final[sizeof warmup_final];
+    size_t len = 0;
+    final[0] = 0;
+    if (ok) {
+        char text[1536];
+        cli_profile_format(p, text, sizeof text);
+        /* Each line of the text as a "P" line. */
+        for (char *line = text; *line && len < sizeof final;) {
+            char *nl = strchr(line, '\n');
+            if (nl)
+                *nl = 0;
+            int k = snprintf(final + len, sizeof final - len, "P %s\n", line);
+            len += k > 0 ? (size_t)k : 0;
+            if (!nl)
+                break;
+            line = nl + 1;
+        }
+    } else {
+        snprintf(final, sizeof final, "E %s\n", why ? why : "no profile");
+    }
+    pthread_mutex_lock(&report_lock);
+    memcpy(warmup_final, final, sizeof final);
+    warmup_ended = true;
+    if (report_warmup && mounted_reported && ready_fd >= 0) {
+        dprintf(ready_fd, "%s", warmup_final);
+        close(ready_fd);
+        ready_fd = -1;
+    }
+    pthread_mutex_unlock(&report_lock);
+}
+
+/* Lines from the daemon's pipe, each read with a deadline. */
+typedef struct {
+    int fd;
+    char buf[4096];
+    size_t len;
+} line_reader;
+
+/* The next line into out (without its newline): 1, or 0 at end of file or
+ * an error, -1 when deadline_ns (CLOCK_MONOTONIC; 0: none) passes first. */
+static int next_line(line_reader *r, char *out, size_t n, int64_t deadline_ns)
+{
+    for (;;) {
+        char *nl = memchr(r->buf, '\n', r->len);
+        if (nl || r->len == sizeof r->buf) {
+            size_t k = nl ? (size_t)(nl - r->buf) : r->len;
+            snprintf(out, n, "%.*s", (int)k, r->buf);
+            size_t used = nl ? k + 1 : k;
+            memmove(r->buf, r->buf + used, r->len - used);
+            r->len -= used;
+            return 1;
+        }
+        int timeout = -1;
+        if (deadline_ns) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            int64_t left = deadline_ns - ((int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+            if (left <= 0)
+                return -1;
+            timeout = (int)(left / 1000000) + 1;
+        }
+        struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, timeout);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr == 0)
+            continue; /* the deadline is checked above */
+        ssize_t got = pr < 0 ? -1 : read(r->fd, r->buf + r->len, sizeof r->buf - r->len);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) {
+            if (r->len == 0)
+                return 0;
+            /* A last line without its newline. */
+            snprintf(out, n, "%.*s", (int)r->len, r->buf);
+            r->len = 0;
+            return 1;
+        }
+        r->len += (size_t)got;
+    }
+}
+
+/* After OK, on a terminal: the warmup's progress and its profile, for at
+ * most wait_s (then it goes on in the background). */
+static void show_warmup(line_reader *r, const char *mountpoint, double wait_s)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    const int64_t deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (int64_t)(wait_s * 1e9);
+    char line[1200];
+    bool progress_shown = false, header = false;
+    int got;
+    while ((got = next_line(r, line, sizeof line, deadline)) == 1) {
+        if (strncmp(line, "W ", 2) == 0) {
+            /* One line rewritten in place. */
+            printf("\rwarmup: %-40.40s", line + 2);
+            progress_shown = true;
+        } else if (strncmp(line, "P ", 2) == 0) {
+            if (progress_shown) {
+                printf("\r%-48s\r", "");
+                progress_shown = false;
+            }
+            if (!header)
+                printf("connection profile (%s/.sieve/profile):\n", mountpoint);
+            header = true;
+            printf("  %s\n", line + 2);
+        } else if (strncmp(line, "E ", 2) == 0) {
+            if (progress_shown)
+                printf("\n");
+            progress_shown = false;
+            printf("warmup: no connection profile: %s (the mount works without one)\n", line + 2);
+        }
+        fflush(stdout);
+    }
+    if (progress_shown)
+        printf("\n");
+    if (got < 0)
+        printf("warmup: still running in the background (see %s/.sieve/profile)\n", mountpoint);
+    fflush(stdout);
+}
+
+/* Parent side of the daemon start: wait for the child's verdict (and, when
+ * report_warmup, the warmup's lines for at most warmup_wait_s). */
+static int wait_for_daemon(int fd, pid_t child, const char *mountpoint, double warmup_wait_s)
+{
+    static line_reader r; /* static: 4 KiB off the stack */
+    r.fd = fd;
+    r.len = 0;
+    char buf[1200];
+    /* No deadline: the child's start-up has its own (connect and listing timeouts). */
+    if (next_line(&r, buf, sizeof buf, 0) != 1)
+        buf[0] = 0;
     if (strcmp(buf, "OK") == 0) {
         /* The mount is in place; make sure it answers before returning. */
         struct stat st;
         if (stat(mountpoint, &st) != 0) {
+            close(fd);
             fprintf(stderr, "sievefs: error: mount on %s does not answer: %s\n", mountpoint,
                     strerror(errno));
             return 1;
         }
+        if (report_warmup)
+            show_warmup(&r, mountpoint, warmup_wait_s);
+        close(fd);
         return 0;
     }
+    close(fd);
     int status = 0;
     waitpid(child, &status, 0);
     if (strncmp(buf, "ERR ", 4) == 0)
@@ -303,7 +491,7 @@ static void check_mountpoint(const char *arg, char mountpoint[PATH_MAX])
 /* Fork the daemon. The parent waits for the child's verdict and returns the
  * exit status; the child returns -1, detached from the terminal's session,
  * and reports its start-up through ready_fd. */
-static int start_daemon(const char *mountpoint)
+static int start_daemon(const char *mountpoint, double warmup_wait_s)
 {
     int p[2];
     if (pipe(p) != 0)
@@ -314,7 +502,7 @@ static int start_daemon(const char *mountpoint)
         fail("fork: %s", strerror(errno));
     if (pid > 0) {
         close(p[1]);
-        return wait_for_daemon(p[0], pid, mountpoint);
+        return wait_for_daemon(p[0], pid, mountpoint, warmup_wait_s);
     }
     close(p[0]);
     ready_fd = p[1];
@@ -329,6 +517,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
 {
     static sv_stats stats;
     static cli_s3 s3; /* static: reachable on every exit path */
+    static link_profile *profile;
     sv_error err;
     const cli_s3_tuning tuning = {.max_connections = o->max_connections,
                                   .stall_timeout_ms = o->stall_ms, .stats = &stats};
@@ -342,7 +531,15 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;
-    sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
+    profile = link_profile_create();
+    if (!profile)
+        fail("out of memory creating the filesystem");
+    fc.profile = profile;
+    /* The filesystem's GETs that run alone keep refining the profile. */
+    refining_store *refiner = refining_store_create(s3_client_store(s3.client), profile);
+    if (!refiner)
+        fail("out of memory creating the filesystem");
+    sv_fs *fs = sv_fs_create(refining_store_base(refiner), &stats, &fc);
     if (!fs)
         fail("out of memory creating the filesystem");
 
@@ -353,6 +550,24 @@ static int serve(const mount_opts *o, const char *mountpoint)
     if (cst != STORE_OK) {
         cli_s3_explain(&s3, cst, where, "listing", "list", cerr.msg, &err);
         fail("%s", err.msg);
+    }
+
+    /* The mount is usable at once; the warmup measures the link meanwhile. */
+    warmup *wu = NULL;
+    if (o->warmup_s > 0) {
+        warmup_config wc;
+        warmup_config_defaults(&wc);
+        wc.prefix = prefix;
+        wc.budget_s = o->warmup_s;
+        wc.stats = &stats;
+        /* Levels above the client's limit would only queue in it.
+         * TODO(sched): measure up to 512 once the client's limit can be
+         * raised for the warmup and set back (s3_client_set_in_flight). */
+        wc.max_in_flight = o->max_connections;
+        wc.progress = on_warmup_progress;
+        wu = warmup_start(s3_client_store(s3.client), &wc, profile, on_warmup_done, s3.client);
+        if (!wu)
+            on_warmup_done(s3.client, false, NULL, "cannot start the warmup");
     }
 
     char fsname[700];
@@ -370,15 +585,23 @@ static int serve(const mount_opts *o, const char *mountpoint)
         .on_mounted = on_mounted,
     };
     int rc = sv_fuse_serve(fs, &fuse_cfg, &err);
-    if (rc != 0 && ready_fd >= 0)
+    pthread_mutex_lock(&report_lock);
+    bool unreported = ready_fd >= 0 && !mounted_reported;
+    pthread_mutex_unlock(&report_lock);
+    if (rc != 0 && unreported)
         fail("%s", err.msg);
     if (rc != 0)
         log_error("%s", err.msg);
-    /* The client first: stopping its transfer thread completes every fetch
-     * still in flight, and those completions touch the filesystem's cache. */
+    /* The warmup first (it uses the client), then the client: stopping its
+     * transfer thread completes every fetch still in flight, and those
+     * completions touch the filesystem's cache (and the warmup's batches). */
+    warmup_stop(wu);
     s3_client_destroy(s3.client);
     s3.client = NULL;
     sv_fs_destroy(fs);
+    store_destroy(refining_store_base(refiner));
+    link_profile_destroy(profile);
+    profile = NULL;
     cli_s3_close(&s3);
     return rc == 0 ? 0 : 1;
 }
@@ -390,7 +613,12 @@ int cli_mount(int argc, char **argv)
     parse_source(o.source, &bucket, &prefix);
     char mountpoint[PATH_MAX];
     check_mountpoint(o.mountpoint, mountpoint);
-    int rc = o.foreground ? -1 : start_daemon(mountpoint);
+    /* On a terminal the command shows the warmup and its profile; elsewhere
+     * (scripts, tests) it returns as soon as the mount answers. */
+    report_warmup = !o.foreground && o.warmup_s > 0 && isatty(STDOUT_FILENO);
+    /* The listing walk, the sampling and its requests' tails. */
+    const double warmup_wait_s = o.warmup_s + 30;
+    int rc = o.foreground ? -1 : start_daemon(mountpoint, warmup_wait_s);
     if (rc < 0) {
         /* The daemon (or the foreground process) from here on. */
         sv_log_init((sv_log_level)o.log_level, !o.foreground);

@@ -7,6 +7,7 @@
 #include "cli_hint.h"
 #include "cli_inspect.h"
 #include "cli_mount.h"
+#include "cli_profile.h"
 
 typedef struct {
     const char *name;
@@ -20,6 +21,7 @@ static const command commands[] = {
     {"mount", "mount s3://BUCKET[/PREFIX] read-only on MOUNTPOINT", cli_mount},
     {"inspect", "show a Parquet file's layout and partial-read eligibility", cli_inspect},
     {"hint", "hand a mount a selection hint and print the view it creates", cli_hint},
+    {"profile", "measure the link to s3://BUCKET[/PREFIX] (latency, bandwidth, capacity)", cli_profile},
     {"help", "show this help", cmd_help},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])

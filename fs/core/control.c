@@ -1,14 +1,16 @@
 #include "control.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "sv_json.h"
 
 bool control_owns(uint64_t ino)
 {
-    return ino == SV_INO_CONTROL || ino == SV_INO_STATS;
+    return ino == SV_INO_CONTROL || ino == SV_INO_STATS || ino == SV_INO_PROFILE;
 }
 
 char *control_render_stats(const plain_fs *p, size_t *len)
@@ -30,10 +32,55 @@ char *control_render_stats(const plain_fs *p, size_t *len)
                           "cache_limit_bytes", (json_int_t)block_cache_limit(p->cache),
                           "retries", (json_int_t)STAT_GET(st, retries),
                           "errors", (json_int_t)STAT_GET(st, errors));
+    /* The warmup's own requests, also counted above (so a test can subtract them). */
+    if (o) {
+        json_object_set_new(o, "warmup_requests", json_integer((json_int_t)STAT_GET(st, warmup_requests)));
+        json_object_set_new(o, "warmup_bytes", json_integer((json_int_t)STAT_GET(st, warmup_bytes)));
+    }
     return sv_json_text(o, JSON_INDENT(2), len);
 }
 
-void control_attr(const plain_fs *p, uint64_t ino, sv_attr *out)
+/* v rounded to a multiple of unit: the figures are measurements, not exact. */
+static double rounded(double v, double unit)
+{
+    return round(v / unit) * unit;
+}
+
+char *control_render_profile(link_profile *lp, int64_t now_s, size_t *len)
+{
+    conn_profile p;
+    link_warmup_state state = link_profile_snapshot(lp, &p);
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "state", json_string(link_warmup_state_name(state)));
+    json_object_set_new(o, "valid", json_boolean(p.valid));
+    /* A profile exists once one was measured, valid or not. */
+    const bool measured = p.measured_at_s > 0;
+    json_object_set_new(o, "age_s", measured ? json_integer(now_s > p.measured_at_s ? now_s - p.measured_at_s : 0)
+                                             : json_null());
+    json_t *prof = json_null();
+    if (measured) {
+        json_t *curve = json_array();
+        for (uint32_t i = 0; curve && i < p.n_capacity && i < PROFILE_MAX_CAPACITY_POINTS; i++)
+            json_array_append_new(curve, json_pack("{s:i, s:f}", "in_flight", (json_int_t)p.capacity[i].in_flight,
+                                                   "per_s", rounded(p.capacity[i].per_s, 0.1)));
+        prof = json_pack("{s:f, s:f, s:f, s:f, s:f, s:o*, s:i, s:I}",
+                         "latency_ms", rounded(p.latency_s * 1e3, 0.001),
+                         "latency_p90_ms", rounded(p.latency_p90_s * 1e3, 0.001),
+                         "connect_ms", rounded(p.connect_s * 1e3, 0.001),
+                         "bandwidth_mbit", rounded(p.bandwidth_Bps * 8 / 1e6, 0.01),
+                         "bandwidth_Bps", rounded(p.bandwidth_Bps, 1),
+                         "capacity", curve,
+                         "suggested_in_flight", (json_int_t)p.suggested_in_flight,
+                         "samples", (json_int_t)p.samples);
+    }
+    json_object_set_new(o, "profile", prof ? prof : json_null());
+    /* 10 digits: a rounded figure prints as itself, not its binary neighbour. */
+    return sv_json_text(o, JSON_INDENT(2) | JSON_REAL_PRECISION(10), len);
+}
+
+void control_attr(const plain_fs *p, link_profile *lp, uint64_t ino, sv_attr *out)
 {
     memset(out, 0, sizeof *out);
     out->ino = ino;
@@ -46,16 +93,18 @@ void control_attr(const plain_fs *p, uint64_t ino, sv_attr *out)
         out->mode = S_IFREG | 0444;
         out->nlink = 1;
         size_t len = 0;
-        free(control_render_stats(p, &len));
+        free(ino == SV_INO_PROFILE ? control_render_profile(lp, (int64_t)time(NULL), &len)
+                                   : control_render_stats(p, &len));
         out->size = len;
     }
 }
 
-int control_lookup(const plain_fs *p, const char *name, sv_attr *out)
+int control_lookup(const plain_fs *p, link_profile *lp, const char *name, sv_attr *out)
 {
-    if (strcmp(name, "stats") != 0)
+    uint64_t ino = strcmp(name, "stats") == 0 ? SV_INO_STATS : strcmp(name, "profile") == 0 ? SV_INO_PROFILE : 0;
+    if (!ino)
         return -ENOENT;
-    control_attr(p, SV_INO_STATS, out);
+    control_attr(p, lp, ino, out);
     return 0;
 }
 
@@ -63,6 +112,7 @@ int control_readdir(sv_dirents *d)
 {
     bool ok = sv_dirents_push(d, ".", SV_INO_CONTROL, S_IFDIR) && sv_dirents_push(d, "..", TREE_ROOT_INO, S_IFDIR) &&
               sv_dirents_push(d, "stats", SV_INO_STATS, S_IFREG) &&
+              sv_dirents_push(d, "profile", SV_INO_PROFILE, S_IFREG) &&
               sv_dirents_push(d, "hints", SV_INO_HINTS, S_IFDIR) &&
               sv_dirents_push(d, "views", SV_INO_VIEWS, S_IFDIR);
     return ok ? 0 : -ENOMEM;

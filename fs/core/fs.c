@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "control.h"
 #include "cost_model.h"
@@ -21,6 +22,7 @@ struct sv_fs {
     view_registry *views;
     partial_memory partial_mem; /* the views' buffers and page images (atomic) */
     handle_list handles; /* every open file and directory */
+    link_profile *profile; /* not owned; NULL: none */
     bool destroying;     /* sv_fs_destroy is freeing leftover handles */
 };
 
@@ -78,6 +80,7 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     if (!fs)
         return NULL;
     fs->stats = stats;
+    fs->profile = cfg->profile;
     handle_list_init(&fs->handles);
     fs->plain = plain_fs_create(store, stats, &cfg->plain);
     partial_memory_init(&fs->partial_mem, cfg->partial_memory);
@@ -120,14 +123,14 @@ int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
     if (strlen(name) > TREE_NAME_MAX)
         return -ENAMETOOLONG;
     if (parent == TREE_ROOT_INO && strcmp(name, SV_CONTROL_DIR) == 0) {
-        control_attr(fs->plain, SV_INO_CONTROL, out);
+        control_attr(fs->plain, fs->profile, SV_INO_CONTROL, out);
         return 0;
     }
     if (parent == SV_INO_CONTROL) {
-        int r = control_lookup(fs->plain, name, out);
+        int r = control_lookup(fs->plain, fs->profile, name, out);
         return r == -ENOENT ? views_lookup(fs->views, parent, name, out) : r;
     }
-    if (parent == SV_INO_STATS)
+    if (parent == SV_INO_STATS || parent == SV_INO_PROFILE)
         return -ENOTDIR;
     if (views_owns(parent))
         return views_lookup(fs->views, parent, name, out);
@@ -137,7 +140,7 @@ int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
 int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
 {
     if (control_owns(ino)) {
-        control_attr(fs->plain, ino, out);
+        control_attr(fs->plain, fs->profile, ino, out);
         return 0;
     }
     if (views_owns(ino))
@@ -163,7 +166,7 @@ static int plain_dir(plain_fs *p, uint64_t ino, sv_dirents *d)
 int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
 {
     *out = NULL;
-    if (ino == SV_INO_STATS)
+    if (ino == SV_INO_STATS || ino == SV_INO_PROFILE)
         return -ENOTDIR;
     sv_dir *d = calloc(1, sizeof *d);
     if (!d)
@@ -243,9 +246,10 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         return -EROFS;
     sv_handle *h = NULL;
     handle_kind kind;
-    if (ino == SV_INO_STATS) {
+    if (ino == SV_INO_STATS || ino == SV_INO_PROFILE) {
         size_t len = 0;
-        char *text = control_render_stats(fs->plain, &len);
+        char *text = ino == SV_INO_STATS ? control_render_stats(fs->plain, &len)
+                                         : control_render_profile(fs->profile, (int64_t)time(NULL), &len);
         h = text ? text_handle_new(text, len) : NULL;
         kind = HANDLE_TEXT;
         of->direct_io = true;

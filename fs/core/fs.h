@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "link_profile.h"
 #include "object_read.h"
 #include "link_profile.h"
 #include "object_store.h"

@@ -52,6 +52,7 @@ typedef struct {
 typedef struct {
     uint32_t max_attempts; /* 0 = the store's policy */
     bool high_priority;    /* demand reads go before prefetch */
+    bool fresh_connection; /* on a new connection, closed after (the warmup's connect cost) */
 } store_request_opts;
 
 typedef struct {

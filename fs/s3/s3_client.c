@@ -533,6 +533,7 @@ static store_status s3_get_async(object_store *s, const char *key, const char *e
     r->iovcnt = iovcnt;
     r->high_priority = opts ? opts->high_priority : true;
     r->max_attempts = opts ? opts->max_attempts : 0;
+    r->fresh_connection = opts && opts->fresh_connection;
     r->done = done;
     r->ud = ud;
     store_status st = submit(c, r);

@@ -14,6 +14,7 @@
 #define SV_INO_STATS   3u /* MOUNTPOINT/.sieve/stats */
 #define SV_INO_HINTS   4u /* MOUNTPOINT/.sieve/hints */
 #define SV_INO_VIEWS   5u /* MOUNTPOINT/.sieve/views */
+#define SV_INO_PROFILE 6u /* MOUNTPOINT/.sieve/profile */
 #define SV_CONTROL_DIR ".sieve"
 
 typedef struct {

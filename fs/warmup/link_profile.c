@@ -7,10 +7,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sv_name.h"
+
 struct link_profile {
-    pthread_mutex_t lock; /* guards current */
+    pthread_mutex_t lock;    /* guards current and state */
     conn_profile current;
+    link_warmup_state state;
 };
+
+static const char *const state_names[] = {
+    [LINK_WARMUP_NONE] = "none",
+    [LINK_WARMUP_RUNNING] = "running",
+    [LINK_WARMUP_DONE] = "done",
+    [LINK_WARMUP_FAILED] = "failed",
+};
+
+const char *link_warmup_state_name(link_warmup_state st)
+{
+    return SV_NAME(state_names, st, "unknown");
+}
 
 link_profile *link_profile_create(void)
 {
@@ -56,4 +71,35 @@ bool link_profile_refine(link_profile *lp, uint64_t bytes, double seconds, int64
     bool ok = conn_profile_refine(&lp->current, bytes, seconds, now_s);
     pthread_mutex_unlock(&lp->lock);
     return ok;
+}
+
+link_warmup_state link_profile_state(link_profile *lp)
+{
+    if (!lp)
+        return LINK_WARMUP_NONE;
+    pthread_mutex_lock(&lp->lock);
+    link_warmup_state st = lp->state;
+    pthread_mutex_unlock(&lp->lock);
+    return st;
+}
+
+void link_profile_set_state(link_profile *lp, link_warmup_state st)
+{
+    if (!lp)
+        return;
+    pthread_mutex_lock(&lp->lock);
+    lp->state = st;
+    pthread_mutex_unlock(&lp->lock);
+}
+
+link_warmup_state link_profile_snapshot(link_profile *lp, conn_profile *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!lp)
+        return LINK_WARMUP_NONE;
+    pthread_mutex_lock(&lp->lock);
+    *out = lp->current;
+    link_warmup_state st = lp->state;
+    pthread_mutex_unlock(&lp->lock);
+    return st;
 }

@@ -142,7 +142,7 @@ def write_hint(mp: Path, name: str, doc: dict) -> None:
 def one_run(moto, bucket: str, work: Path, tag: str, qname: str, mode: str, threads: int,
             request_cost: str) -> dict:
     with Mount(moto, bucket, work / f"mnt-{tag}",
-               extra=("--force-path-style", "--request-cost", request_cost)) as m:
+               extra=("--force-path-style", "--request-cost", request_cost, "--warmup", "none")) as m:
         before = m.stats()
         t0 = time.perf_counter()
         root = m.mp

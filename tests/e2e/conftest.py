@@ -333,19 +333,24 @@ class Mount:
 def mount(request, sievefs_bin, moto, tmp_path, home):
     """mount(url=None, *, bucket=None, prefix=None, endpoint=None, creds='default',
              args=(), env=None, foreground=True, force_path_style=True,
-             allow_stderr=(), mp=None) -> Mount
+             allow_stderr=(), mp=None, warmup="none") -> Mount
 
-    Mounts with `sievefs mount URL MP --endpoint E --force-path-style ARGS [-f]`
-    and waits until MP answers. In foreground mode the daemon's stderr goes to
-    a file; in background mode `sievefs mount` must return only once the mount
-    answers, and its own stderr is kept."""
+    Mounts with `sievefs mount URL MP --endpoint E --force-path-style
+    --warmup W ARGS [-f]` and waits until MP answers. warmup defaults to
+    "none": a background warmup would add requests to the S3 counters many
+    tests compare (test_profile.py asks for one; None leaves the option out,
+    so the binary's default applies; a --warmup in args wins). In foreground
+    mode the daemon's stderr goes to a file; in background mode `sievefs
+    mount` must return only once the mount answers, and its own stderr is
+    kept."""
     mounts: list[Mount] = []
     marker_allow = []
     for m in request.node.iter_markers("allow_stderr"):
         marker_allow += list(m.args)
 
     def make(url=None, *, bucket=None, prefix=None, endpoint=None, creds="default", args=(),
-             env=None, foreground=True, force_path_style=True, allow_stderr=(), mp=None) -> Mount:
+             env=None, foreground=True, force_path_style=True, allow_stderr=(), mp=None,
+             warmup="none") -> Mount:
         n = len(mounts)
         if url is None:
             url = f"s3://{bucket}" + (f"/{prefix}" if prefix else "")
@@ -357,6 +362,8 @@ def mount(request, sievefs_bin, moto, tmp_path, home):
         argv = [sievefs_bin, "mount", url, str(mp), "--endpoint", endpoint or moto.endpoint]
         if force_path_style:
             argv.append("--force-path-style")
+        if warmup is not None:
+            argv += ["--warmup", warmup]
         argv += [str(a) for a in args]
         if foreground:
             argv.append("-f")

@@ -12,7 +12,7 @@ from s3env import Credentials
 
 MOUNT_OPTIONS = ["--endpoint", "--region", "--profile", "--no-sign-request", "--force-path-style",
                  "--cache-size", "--log-level", "--max-connections", "--stall-timeout", "--dir-ttl",
-                 "--read-ahead", "--request-cost", "-f", "-o"]
+                 "--read-ahead", "--warmup", "--request-cost", "-f", "-o"]
 
 
 def project_version() -> str:

@@ -1,0 +1,100 @@
+"""The cost model end to end: a mount measures its link (the warmup, through
+the WAN emulator scripts/lib/wanproxy.py) and its views decide with that
+profile. At `wan` (200 ms, 150 Mbit/s) a selective query over large pages
+reads them partially; on plain loopback the same query keeps ordinary reads
+(a request costs more there than the bytes it saves). The answer is the
+reader's local answer every time. Decisions are read from NAME.stats'
+chunk_reasons and page_reasons (docs/cost_model.md)."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+
+import s3env
+import viewdata as vd
+
+sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
+from wanproxy import WanProxy  # noqa: E402
+
+ROWS = 200_000          # two row groups of 100,000 rows
+PAYLOAD_COLS = 24       # int64 and double: 800 KB a column chunk, one page each
+KEY = "t/part-00000.parquet"
+WHERE = "sel < 10"      # 10 rows scattered over the file (sel is a permutation of the rows)
+
+
+@pytest.fixture(scope="module")
+def big_pages(tmp_path_factory):
+    """A pyarrow file with 1 MiB page limit, 100,000-row groups and a page index."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(11)
+    cols = {"id": pa.array(np.arange(ROWS, dtype=np.int64)),
+            "sel": pa.array(((np.arange(ROWS, dtype=np.int64) * 104729) % ROWS).astype(np.int32))}
+    for i in range(PAYLOAD_COLS):
+        v = rng.integers(-2**62, 2**62, ROWS) if i % 2 else rng.uniform(-1e6, 1e6, ROWS)
+        cols[f"c{i:02d}"] = pa.array(v)
+    p = tmp_path_factory.mktemp("cost-decisions") / "part-00000.parquet"
+    pq.write_table(pa.table(cols), p, row_group_size=100_000, data_page_size=1 << 20,
+                   use_dictionary=False, compression="NONE", write_page_index=True)
+    return p
+
+
+def wait_profile(m, timeout=90.0) -> dict:
+    deadline = time.monotonic() + timeout
+    while True:
+        doc = json.loads((m.mp / ".sieve" / "profile").read_bytes())
+        if doc["state"] != "running":
+            assert doc["state"] == "done" and doc["valid"], doc
+            return doc
+        if time.monotonic() > deadline:
+            pytest.fail(f"warmup still running after {timeout}s: {doc}")
+        time.sleep(0.2)
+
+
+QUERY = "SELECT id, " + ", ".join(f"c{i:02d}" for i in range(PAYLOAD_COLS)) + \
+        " FROM read_parquet('{f}') WHERE " + WHERE + " ORDER BY id"
+
+
+def run_query(path) -> list:
+    import duckdb
+    con = duckdb.connect(config={"threads": 2})
+    try:
+        return con.execute(QUERY.format(f=path)).fetchall()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("link", ["wan", "loopback"])
+def test_the_measured_link_decides(link, moto, s3, bucket, mount, big_pages):
+    b = bucket({})
+    s3env.upload_file(s3, b, KEY, big_pages)
+    # The warmup samples files of at least 4 MiB: this one (about 40 MB).
+    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=2).start() if link == "wan" else None
+    try:
+        m = mount(bucket=b, endpoint=proxy.endpoint if proxy else None, warmup="automatic",
+                  args=("--max-connections", "256"))
+        prof = wait_profile(m)["profile"]
+        # With the projection named, every chunk of it is planned at once and
+        # the file's pages share the planning rounds.
+        cols = ["id"] + [f"c{i:02d}" for i in range(PAYLOAD_COLS)]
+        hint = vd.write_hint(m.mp, "q", {"where": WHERE, "columns": cols})
+        assert hint.ok, hint
+        got = run_query(vd.view_path(m.mp, "q") / KEY)
+        want = run_query(big_pages)
+        assert got == want and len(want) == 10, vd.first_diff(got, want)
+        st = vd.view_stats(m.mp, "q")
+    finally:
+        if proxy:
+            proxy.stop()
+    pages, chunks = st["page_reasons"], st["chunk_reasons"]
+    assert "no_profile" not in chunks, st
+    if link == "wan":
+        assert pages.get("partial", 0) > 0, (prof, st)
+        assert st["bytes_fetched"] < st["ordinary_bytes"] / 4, st
+    else:
+        assert pages.get("partial", 0) == 0 and pages.get("synthesized", 0) == 0, (prof, st)
+        assert chunks.get("file_cost", 0) + pages.get("request_cost", 0) > 0, (prof, st)

@@ -1,0 +1,245 @@
+"""The connection profile: `sievefs profile` measures a link (through the WAN
+emulator, scripts/lib/wanproxy.py) within 25 % of its configured latency and
+bandwidth; a mount's warmup fills MOUNTPOINT/.sieve/profile in the
+background; `--warmup none` sends no sampling request; a warmup that cannot
+measure (no file large enough, failing requests) never fails the mount."""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+import time
+
+import pytest
+
+import s3env
+
+sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
+from wanproxy import WanProxy, make_link  # noqa: E402
+
+MiB = 1 << 20
+RTT_MS = 100
+MBIT = 100
+
+
+def data_files(n=2, size=6 * MiB):
+    """Objects the warmup samples (>= 4 MiB, *.parquet preferred), a small
+    one and a log entry it must leave alone."""
+    objs = {f"t/part-{i:05d}.parquet": os.urandom(size) for i in range(n)}
+    objs["t/small.parquet"] = b"x" * 1000
+    objs["t/_delta_log/00000000000000000000.json"] = b"{}\n"
+    return objs
+
+
+@pytest.fixture
+def wan(moto):
+    started = []
+
+    def make(**kw):
+        p = WanProxy("127.0.0.1", moto.port, make_link("wan", **kw), seed=1).start()
+        started.append(p)
+        return p
+    yield make
+    for p in started:
+        p.stop()
+
+
+def read_profile(m) -> dict:
+    return json.loads((m.mp / ".sieve" / "profile").read_bytes())
+
+
+def wait_warmup(m, timeout=60.0) -> dict:
+    """.sieve/profile once the warmup has ended."""
+    deadline = time.monotonic() + timeout
+    while True:
+        doc = read_profile(m)
+        if doc["state"] != "running":
+            return doc
+        if time.monotonic() > deadline:
+            pytest.fail(f"warmup still running after {timeout}s: {doc}")
+        time.sleep(0.2)
+
+
+def within(measured, configured, share=0.25) -> bool:
+    return abs(measured - configured) <= share * configured
+
+
+def profile_json(run_cli, b, endpoint, *args) -> dict:
+    r = run_cli("profile", f"s3://{b}/t", "--endpoint", endpoint, "--force-path-style", "--json", *args,
+                timeout=90)
+    assert r.returncode == 0, r
+    doc = json.loads(r.stdout)
+    assert doc["state"] == "done" and doc["valid"] is True, doc
+    return doc["profile"]
+
+
+@pytest.mark.parametrize("rtt_ms,mbit", [(RTT_MS, MBIT), (200, 150)], ids=["100ms-100mbit", "200ms-150mbit"])
+def test_profile_measures_a_wan_link(bucket, run_cli, wan, moto, rtt_ms, mbit):
+    b = bucket(data_files())
+    # The first byte also waits for the server (moto verifying SigV4, more so
+    # on a loaded machine): measured on loopback first, it is added to the
+    # link's round trip.
+    local = profile_json(run_cli, b, moto.endpoint, "--duration", "1s", "--max-in-flight", "8")
+    proxy = wan(rtt_ms=rtt_ms, jitter_ms=0, mbit=mbit)
+    p = profile_json(run_cli, b, proxy.endpoint)
+    print(f"configured rtt {rtt_ms} ms, {mbit} Mbit/s; server alone {local['latency_ms']:.1f} ms; "
+          f"measured {json.dumps(p)}")
+    assert abs(p["latency_ms"] - (rtt_ms + local["latency_ms"])) <= 0.25 * rtt_ms, (p, local)
+    assert p["latency_p90_ms"] >= p["latency_ms"]
+    assert within(p["bandwidth_mbit"], mbit), p
+    # A new connection pays the emulated handshake, one round trip.
+    assert 0.5 * rtt_ms <= p["connect_ms"] <= 1.5 * rtt_ms, p
+    curve = p["capacity"]
+    assert curve and [c["in_flight"] for c in curve] == sorted(c["in_flight"] for c in curve), p
+    assert p["suggested_in_flight"] in [c["in_flight"] for c in curve], p
+    # At 8 in flight the link is far from full: 8 completions per latency.
+    assert curve[0]["in_flight"] == 8 and within(curve[0]["per_s"], 8 / (p["latency_ms"] / 1000)), p
+
+
+def test_profile_text_output(bucket, run_cli, moto):
+    b = bucket(data_files(n=1))
+    r = run_cli("profile", f"s3://{b}/t", "--endpoint", moto.endpoint, "--force-path-style",
+                "--duration", "2s", "--max-in-flight", "32", timeout=60)
+    assert r.returncode == 0, r
+    for word in ("latency", "connect", "bandwidth", "Mbit/s", "capacity", "suggested"):
+        assert word in r.stdout, r
+    assert "ms median" in r.stdout and "p90" in r.stdout, r
+
+
+def test_profile_without_a_large_file(bucket, run_cli, moto):
+    b = bucket({"t/small.parquet": b"x" * 1000})
+    r = run_cli("profile", f"s3://{b}/t", "--endpoint", moto.endpoint, "--force-path-style")
+    assert r.returncode == 1, r
+    assert "no object of at least" in r.stderr and r.stderr.count("\n") == 1, r
+
+
+@pytest.mark.parametrize("args", [["--duration", "0"], ["--duration", "-1s"], ["--duration", "2h"],
+                                  ["--max-in-flight", "4"], ["--bogus"], []])
+def test_profile_usage_errors(run_cli, args):
+    argv = ["profile"] + (["s3://b/t"] if args else []) + args
+    r = run_cli(*argv)
+    assert r.returncode == 2 and "see sievefs profile --help" in r.stderr, r
+
+
+def test_mount_warmup_fills_the_profile(bucket, mount):
+    b = bucket(data_files())
+    m = mount(bucket=b, prefix="t", warmup="automatic")
+    # The mount answers at once, while the warmup runs.
+    assert sorted(os.listdir(m.mp))[:2] == ["_delta_log", "part-00000.parquet"]
+    doc = wait_warmup(m)
+    assert doc["state"] == "done" and doc["valid"] is True, doc
+    p = doc["profile"]
+    assert p["latency_ms"] > 0 and p["bandwidth_mbit"] > 0 and p["samples"] > 0, doc
+    assert doc["age_s"] is not None and doc["age_s"] >= 0
+    # Levels above --max-connections (32 by default) are not measured.
+    assert all(c["in_flight"] <= 32 for c in p["capacity"]), p
+    st = m.stats()
+    assert 0 < st["warmup_requests"] <= 3200, st
+    assert 0 < st["warmup_bytes"] <= 25 * MiB, st
+    assert st["s3_get_requests"] >= st["warmup_requests"], st
+    # Reads still work and are counted as before, apart from the warmup's.
+    assert (m.mp / "small.parquet").read_bytes() == b"x" * 1000
+
+
+def test_warmup_none_sends_no_sampling_request(bucket, mount):
+    b = bucket(data_files(n=1))
+    m = mount(bucket=b, prefix="t")  # the fixture's default: --warmup none
+    time.sleep(1.0)
+    doc = read_profile(m)
+    assert doc == {"state": "none", "valid": False, "age_s": None, "profile": None}, doc
+    st = m.stats()
+    assert st["warmup_requests"] == 0 and st["s3_get_requests"] == 0, st
+    assert "profile" in os.listdir(m.mp / ".sieve")
+
+
+def test_warmup_network_zero_skips_sampling(bucket, mount):
+    b = bucket(data_files(n=1))
+    m = mount(bucket=b, prefix="t", warmup="network=0")
+    time.sleep(0.5)
+    assert read_profile(m)["state"] == "none"
+    assert m.stats()["warmup_requests"] == 0
+
+
+def test_warmup_without_a_large_file_leaves_the_mount_working(bucket, mount):
+    b = bucket({"t/a.parquet": b"a" * 5000, "t/sub/b.bin": b"b" * 100})
+    m = mount(bucket=b, prefix="t", warmup="network=2s")
+    doc = wait_warmup(m)
+    assert doc["state"] == "failed" and doc["valid"] is False, doc
+    assert m.stats()["warmup_requests"] == 0
+    assert (m.mp / "a.parquet").read_bytes() == b"a" * 5000
+    assert (m.mp / "sub" / "b.bin").read_bytes() == b"b" * 100
+
+
+def test_warmup_with_failing_requests_leaves_the_mount_working(bucket, mount, proxy):
+    b = bucket(data_files(n=1))
+    proxy.add("get", "status", status=500)  # every GET, for good
+    m = mount(bucket=b, prefix="t", endpoint=proxy.endpoint, warmup="network=2s")
+    doc = wait_warmup(m)
+    assert doc["state"] == "failed" and doc["valid"] is False, doc
+    assert m.stats()["warmup_requests"] > 0
+    proxy.clear()
+    assert (m.mp / "small.parquet").read_bytes() == b"x" * 1000
+
+
+def test_mount_help_and_bad_warmup(run_cli, tmp_path):
+    r = run_cli("mount", "--help")
+    assert "--warmup" in r.stdout and "network=DURATION" in r.stdout, r
+    for bad in ("sometimes", "network=", "network=lots", "network=-1", "network=2h"):
+        r = run_cli("mount", "s3://b", tmp_path, "--warmup", bad)
+        assert r.returncode == 1 and "--warmup" in r.stderr, r
+
+
+def test_mount_on_a_terminal_prints_the_profile(bucket, moto, sievefs_bin, tmp_path, home):
+    """Without -f on a terminal, `sievefs mount` waits for the warmup and
+    prints the profile; the mount answers meanwhile."""
+    b = bucket(data_files(n=1))
+    mp = tmp_path / "mnt"
+    mp.mkdir()
+    env = s3env.clean_env(home=home)
+    env.update(moto.creds.env())
+    argv = [sievefs_bin, "mount", f"s3://{b}/t", str(mp), "--endpoint", moto.endpoint,
+            "--force-path-style", "--warmup", "network=2s"]
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: sievefs on the pty
+        os.execve(argv[0], argv, env)
+    out = b""
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1.0)
+            if not ready:
+                continue
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # EIO: the command exited and closed the pty
+                break
+            if not chunk:
+                break
+            out += chunk
+        _, status = os.waitpid(pid, 0)
+        text = out.decode(errors="replace")
+        print(text)
+        assert os.waitstatus_to_exitcode(status) == 0, text
+        assert "connection profile" in text and "latency" in text and "Mbit/s" in text, text
+        assert json.loads((mp / ".sieve" / "profile").read_bytes())["state"] == "done"
+    finally:
+        os.close(fd)
+        pids = s3env.procs_matching(sievefs_bin, str(mp))
+        s3env.unmount(mp, pids)
+
+
+def test_unmount_during_the_warmup(bucket, mount, wan):
+    """Unmounting cancels a running warmup: the daemon exits at once, its
+    requests still out are completed by the client's shutdown."""
+    b = bucket(data_files(n=1))
+    proxy = wan(rtt_ms=RTT_MS, jitter_ms=0, mbit=MBIT)
+    m = mount(bucket=b, prefix="t", endpoint=proxy.endpoint, warmup="network=30s")
+    time.sleep(1.0)
+    assert read_profile(m)["state"] == "running"
+    t0 = time.monotonic()
+    m.unmount()
+    assert time.monotonic() - t0 < 10
+    assert m.proc.returncode == 0

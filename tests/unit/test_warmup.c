@@ -1,0 +1,404 @@
+/* The warmup's sampler (fs/warmup/warmup.c) against the in-memory store:
+ * the plumbing (which files, the budgets, failures never failing the
+ * caller, the background state) on mem_store, which adds no latency; and
+ * the figures on delay_store below, a link model over it (latency, a
+ * connect cost, a shared bandwidth, a server that serves so many at once).
+ * tests/e2e/test_profile.py measures a real link. */
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fault_store.h"
+#include "link_profile.h"
+#include "mem_store.h"
+#include "warmup.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/valgrind.h>)
+#include <valgrind/valgrind.h>
+#endif
+#endif
+#ifndef RUNNING_ON_VALGRIND
+#define RUNNING_ON_VALGRIND 0
+#endif
+
+static mem_store *m;
+
+static void put_size(const char *key, size_t len)
+{
+    unsigned char *b = malloc(len);
+    cr_assert_not_null(b);
+    for (size_t i = 0; i < len; i++)
+        b[i] = (unsigned char)(i * 31 + 7);
+    cr_assert(mem_store_put(m, key, b, len));
+    free(b);
+}
+
+static void setup(void)
+{
+    m = mem_store_create();
+    cr_assert_not_null(m);
+}
+
+static void teardown(void)
+{
+    store_destroy(mem_store_base(m));
+}
+
+TestSuite(warmup, .init = setup, .fini = teardown, .timeout = 60);
+
+static void table(void)
+{
+    put_size("t/_delta_log/00000000000000000000.checkpoint.parquet", 5u << 20); /* never sampled */
+    put_size("t/small.parquet", 1000);
+    put_size("t/part=1/a.parquet", 4u << 20);
+    put_size("t/part=2/b.parquet", (4u << 20) + 12345);
+}
+
+static warmup_config quick(void)
+{
+    warmup_config c;
+    warmup_config_defaults(&c);
+    c.prefix = "t/";
+    c.budget_s = 2.0;
+    return c;
+}
+
+Test(warmup, measures_within_its_budgets)
+{
+    table();
+    sv_stats stats = {0};
+    warmup_config c = quick();
+    c.stats = &stats;
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    mem_store_drain(m);
+    mem_store_counts n = mem_store_counts_now(m);
+    cr_expect_gt(n.gets, 0);
+    cr_expect_leq(n.gets, c.max_requests);
+    cr_expect_leq(n.get_bytes, c.max_bytes);
+    cr_expect_eq(STAT_GET(&stats, warmup_requests), n.gets);
+    cr_expect_eq(STAT_GET(&stats, warmup_bytes), n.get_bytes, "%llu vs %llu", (unsigned long long)STAT_GET(&stats, warmup_bytes), (unsigned long long)n.get_bytes);
+    cr_expect_gt(p.samples, 0);
+    cr_expect_gt(p.measured_at_s, 0);
+    cr_expect_gt(p.latency_s, 0, "mem_store is fast, but not instant");
+    cr_expect_leq(p.latency_s, p.latency_p90_s);
+    for (uint32_t i = 0; i < p.n_capacity; i++)
+        cr_expect_leq(p.capacity[i].in_flight, 512);
+}
+
+Test(warmup, request_and_level_limits)
+{
+    table();
+    warmup_config c = quick();
+    c.max_requests = 60;
+    c.max_in_flight = 32;
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    mem_store_drain(m);
+    cr_expect_leq(mem_store_counts_now(m).gets, 60);
+    for (uint32_t i = 0; i < p.n_capacity; i++)
+        cr_expect_leq(p.capacity[i].in_flight, 32);
+    c.max_in_flight = 1; /* one at a time: no capacity level, the rest measured */
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    cr_expect_eq(p.n_capacity, 0);
+    cr_expect_gt(p.latency_s, 0);
+    c.max_in_flight = 512;
+    c.max_bytes = 1u << 20; /* no room for the large ranges: no bandwidth, no profile */
+    c.max_requests = 3200;
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err));
+    cr_expect_eq(p.bandwidth_Bps, 0);
+    cr_expect_not(p.valid);
+}
+
+Test(warmup, no_file_large_enough)
+{
+    put_size("t/small.parquet", 1000);
+    put_size("t/_delta_log/big.json", 5u << 20);
+    warmup_config c = quick();
+    conn_profile p;
+    sv_error err = {0};
+    cr_expect_not(warmup_measure(mem_store_base(m), &c, NULL, &p, &err));
+    cr_expect_not(p.valid);
+    cr_expect(strstr(err.msg, "no object"), "%s", err.msg);
+    cr_expect_eq(mem_store_counts_now(m).gets, 0);
+}
+
+Test(warmup, failed_requests_are_discarded_samples)
+{
+    table();
+    fault_store *f = fault_store_create(mem_store_base(m));
+    cr_assert_not_null(f);
+    fault_plan plan = {.fail_gets = 1000000};
+    fault_store_set(f, &plan);
+    warmup_config c = quick();
+    conn_profile p;
+    sv_error err = {0};
+    cr_expect(warmup_measure(fault_store_base(f), &c, NULL, &p, &err), "%s", err.msg);
+    cr_expect_not(p.valid);
+    cr_expect_eq(p.samples, 0);
+    /* Refused at submission, too. */
+    fault_plan refuse = {.refuse_gets = 1000000};
+    fault_store_set(f, &refuse);
+    cr_expect(warmup_measure(fault_store_base(f), &c, NULL, &p, &err));
+    cr_expect_not(p.valid);
+    /* A listing that fails: not measured, with the store's reason. */
+    fault_plan nolist = {.fail_lists = 100};
+    fault_store_set(f, &nolist);
+    cr_expect_not(warmup_measure(fault_store_base(f), &c, NULL, &p, &err));
+    cr_expect(strstr(err.msg, "cannot list"), "%s", err.msg);
+    mem_store_drain(m);
+    store_destroy(fault_store_base(f));
+}
+
+typedef struct {
+    int calls;
+    bool ok;
+} done_seen;
+
+static void on_done(void *ud, bool ok, const conn_profile *p, const char *why)
+{
+    done_seen *d = ud;
+    d->calls++;
+    d->ok = ok;
+    cr_expect(ok ? p->valid && !why : why != NULL);
+}
+
+Test(warmup, in_the_background)
+{
+    table();
+    link_profile *lp = link_profile_create();
+    cr_assert_eq(link_profile_state(lp), LINK_WARMUP_NONE);
+    warmup_config c = quick();
+    done_seen d = {0};
+    warmup *w = warmup_start(mem_store_base(m), &c, lp, on_done, &d);
+    cr_assert_not_null(w);
+    struct timespec nap = {0, 10000000};
+    for (int i = 0; i < 1000 && link_profile_state(lp) == LINK_WARMUP_RUNNING; i++)
+        nanosleep(&nap, NULL);
+    link_warmup_state st = link_profile_state(lp);
+    warmup_stop(w);
+    cr_expect(st == LINK_WARMUP_DONE || st == LINK_WARMUP_FAILED, "%s", link_warmup_state_name(st));
+    cr_expect_eq(d.calls, 1);
+    conn_profile p;
+    cr_expect_eq(link_profile_get(lp, &p), st == LINK_WARMUP_DONE);
+    cr_expect_eq(d.ok, st == LINK_WARMUP_DONE);
+    link_profile_destroy(lp);
+    mem_store_drain(m);
+}
+
+Test(warmup, stopped_at_once)
+{
+    table();
+    link_profile *lp = link_profile_create();
+    warmup_config c = quick();
+    c.budget_s = 30; /* the cancel, not the budget, ends it */
+    time_t t0 = time(NULL);
+    warmup *w = warmup_start(mem_store_base(m), &c, lp, NULL, NULL);
+    cr_assert_not_null(w);
+    warmup_stop(w);
+    cr_expect_leq(time(NULL) - t0, 5);
+    cr_expect_neq(link_profile_state(lp), LINK_WARMUP_RUNNING);
+    link_profile_destroy(lp);
+    mem_store_drain(m); /* requests abandoned by the cancel still complete */
+}
+
+/* ---- a modelled link ------------------------------------------------------------ */
+
+/* GETs complete on a worker thread when the model says: a request waits for
+ * one of `servers` slots, holds it for `latency` (+ `connect` on a fresh
+ * connection), then its bytes take len/rate of a link shared by all (in
+ * order). The bytes come from the inner store. */
+typedef struct pend {
+    struct pend *next;
+    char *key;
+    char etag[S3_ETAG_MAX + 1];
+    bool has_etag;
+    uint64_t off, len;
+    void *buf;
+    store_get_done_fn done;
+    void *ud;
+    int64_t due;
+} pend;
+
+typedef struct {
+    object_store base;
+    object_store *inner;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    pend *list; /* guarded by lock: due ascending */
+    bool stop;  /* guarded by lock */
+    pthread_t thread;
+    int64_t server_free[64]; /* guarded by lock */
+    unsigned servers;
+    int64_t link_free;       /* guarded by lock */
+    double latency_s, connect_s, rate;
+} delay_store;
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static store_status ds_get(object_store *s, const char *key, const char *etag, uint64_t offset,
+                           uint64_t length, const struct iovec *iov, size_t iovcnt,
+                           const store_request_opts *opts, store_get_done_fn done, void *ud)
+{
+    delay_store *d = (delay_store *)s;
+    if (iovcnt != 1 || iov[0].iov_len != length)
+        return STORE_ERR_INVALID;
+    pend *p = calloc(1, sizeof *p);
+    cr_assert_not_null(p);
+    p->key = strdup(key);
+    if (etag) {
+        snprintf(p->etag, sizeof p->etag, "%s", etag);
+        p->has_etag = true;
+    }
+    p->off = offset;
+    p->len = length;
+    p->buf = iov[0].iov_base;
+    p->done = done;
+    p->ud = ud;
+    const int64_t now = mono_ns();
+    pthread_mutex_lock(&d->lock);
+    unsigned k = 0;
+    for (unsigned i = 1; i < d->servers; i++)
+        if (d->server_free[i] < d->server_free[k])
+            k = i;
+    int64_t start = d->server_free[k] > now ? d->server_free[k] : now;
+    double hold = d->latency_s + (opts && opts->fresh_connection ? d->connect_s : 0);
+    d->server_free[k] = start + (int64_t)(hold * 1e9);
+    int64_t deliver = d->server_free[k] > d->link_free ? d->server_free[k] : d->link_free;
+    d->link_free = deliver + (int64_t)((double)length / d->rate * 1e9);
+    p->due = d->link_free;
+    pend **at = &d->list;
+    while (*at && (*at)->due <= p->due)
+        at = &(*at)->next;
+    p->next = *at;
+    *at = p;
+    pthread_cond_signal(&d->cond);
+    pthread_mutex_unlock(&d->lock);
+    return STORE_OK;
+}
+
+static void *ds_main(void *arg)
+{
+    delay_store *d = arg;
+    pthread_mutex_lock(&d->lock);
+    for (;;) {
+        int64_t now = mono_ns();
+        if (d->list && (d->stop || d->list->due <= now)) {
+            pend *p = d->list;
+            d->list = p->next;
+            bool stopping = d->stop;
+            pthread_mutex_unlock(&d->lock);
+            store_status st = stopping ? STORE_ERR_SHUTDOWN
+                                       : store_get(d->inner, p->key, p->has_etag ? p->etag : NULL, p->off,
+                                                   p->len, p->buf, NULL);
+            p->done(p->ud, st, "");
+            free(p->key);
+            free(p);
+            pthread_mutex_lock(&d->lock);
+            continue;
+        }
+        if (d->stop)
+            break;
+        int64_t wake = d->list ? d->list->due : now + 50000000;
+        struct timespec ts = {wake / 1000000000, wake % 1000000000};
+        pthread_cond_timedwait(&d->cond, &d->lock, &ts);
+    }
+    pthread_mutex_unlock(&d->lock);
+    return NULL;
+}
+
+static store_status ds_head(object_store *s, const char *key, store_object_info *out, sv_error *err)
+{
+    return store_head(((delay_store *)s)->inner, key, out, err);
+}
+
+static store_status ds_list(object_store *s, const char *prefix, const char *delimiter, const char *token,
+                            const store_request_opts *opts, store_listing *out, sv_error *err)
+{
+    return store_list_page(((delay_store *)s)->inner, prefix, delimiter, token, opts, out, err);
+}
+
+static void ds_destroy(object_store *s)
+{
+    delay_store *d = (delay_store *)s;
+    pthread_mutex_lock(&d->lock);
+    d->stop = true;
+    pthread_cond_signal(&d->cond);
+    pthread_mutex_unlock(&d->lock);
+    pthread_join(d->thread, NULL);
+    pthread_cond_destroy(&d->cond);
+    pthread_mutex_destroy(&d->lock);
+    free(d);
+}
+
+static const object_store_ops ds_ops = {ds_get, ds_head, ds_list, ds_destroy};
+
+static delay_store *delay_store_create(object_store *inner, double latency_s, double connect_s,
+                                       double rate, unsigned servers)
+{
+    delay_store *d = calloc(1, sizeof *d);
+    cr_assert_not_null(d);
+    d->base.ops = &ds_ops;
+    d->inner = inner;
+    d->latency_s = latency_s;
+    d->connect_s = connect_s;
+    d->rate = rate;
+    d->servers = servers;
+    pthread_mutex_init(&d->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    cr_assert_eq(pthread_create(&d->thread, NULL, ds_main, d), 0);
+    return d;
+}
+
+Test(warmup, measures_a_modelled_link)
+{
+    table();
+    /* 20 ms per request, 15 ms more for a new connection, 50 MB/s shared,
+     * 32 requests served at once: 1,600 completions a second at most. */
+    delay_store *d = delay_store_create(mem_store_base(m), 0.020, 0.015, 50e6, 32);
+    warmup_config c = quick();
+    c.budget_s = 5.0;
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(&d->base, &c, NULL, &p, &err), "%s", err.msg);
+    store_destroy(&d->base);
+    mem_store_drain(m);
+    cr_log_info("latency %.2f ms p90 %.2f, connect %.2f ms, %.1f MB/s, suggested %u", p.latency_s * 1e3,
+                p.latency_p90_s * 1e3, p.connect_s * 1e3, p.bandwidth_Bps / 1e6, p.suggested_in_flight);
+    for (uint32_t i = 0; i < p.n_capacity; i++)
+        cr_log_info("  %u in flight: %.0f/s", p.capacity[i].in_flight, p.capacity[i].per_s);
+    cr_assert(p.valid);
+    cr_expect_geq(p.latency_s, 0.020);
+    /* Under valgrind every thread hop takes milliseconds: only the above holds. */
+    if (RUNNING_ON_VALGRIND)
+        return;
+    /* Bounds wide enough for a loaded machine: every completion is two
+     * thread wake-ups late (this worker's, then mem_store's). */
+    cr_expect(p.latency_s < 0.030, "latency %f", p.latency_s);
+    cr_expect(p.connect_s > 0.008 && p.connect_s < 0.030, "connect %f", p.connect_s);
+    cr_expect(p.bandwidth_Bps > 0.75 * 50e6 && p.bandwidth_Bps < 1.25 * 50e6, "bandwidth %f", p.bandwidth_Bps);
+    cr_assert_geq(p.n_capacity, 3);
+    cr_expect_eq(p.capacity[0].in_flight, 8);
+    /* 8 in flight over 20 ms: 400 a second; the plateau from 32 on (at 32
+     * exactly, each slot idles for the turnaround, so 128 may win). */
+    cr_expect(p.capacity[0].per_s > 250 && p.capacity[0].per_s < 420, "at 8: %f", p.capacity[0].per_s);
+    cr_expect(p.suggested_in_flight >= 32 && p.suggested_in_flight <= 128, "suggested %u",
+              p.suggested_in_flight);
+    for (uint32_t i = 1; i < p.n_capacity; i++)
+        cr_expect(p.capacity[i].per_s < 1850, "level %u: %f", p.capacity[i].in_flight, p.capacity[i].per_s);
+}
