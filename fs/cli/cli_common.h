@@ -108,5 +108,8 @@ void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const c
 bool cli_parse_size(const char *s, uint64_t *out);
 /* Decimal in [lo, hi]. */
 bool cli_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
+/* "60", "60s", "1500ms", "2m" -> milliseconds in [lo_ms, hi_ms] (a bare
+ * number is seconds). */
+bool cli_parse_duration_ms(const char *s, uint64_t lo_ms, uint64_t hi_ms, uint64_t *out);
 
 #endif

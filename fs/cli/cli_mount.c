@@ -40,6 +40,12 @@ static const char usage_mount[] =
     "  --max-connections N   concurrent S3 requests (default 32)\n"
     "  --stall-timeout MS    retry a request on a new connection when no response\n"
     "                        arrives within MS milliseconds (default 10000)\n"
+    "  --read-timeout DURATION\n"
+    "                        a read that has not completed after DURATION fails\n"
+    "                        with EIO, logged with the object and offset, e.g.\n"
+    "                        30s, 1500ms, 2m; a bare number is seconds (default\n"
+    "                        60s; 1s to 1h). Readers killed or interrupted\n"
+    "                        while waiting return at once either way\n"
     "  --dir-ttl SECONDS     how long a directory listing is reused (default 60;\n"
     "                        _delta_log/ directories: 1)\n"
     "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
@@ -71,6 +77,7 @@ typedef struct {
     uint64_t dir_ttl_s;
     uint64_t read_ahead;
     uint64_t request_cost;
+    uint64_t read_timeout_ms;
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
@@ -99,7 +106,8 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST,
+           OPT_READTIMEOUT };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -109,6 +117,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"request-cost", required_argument, NULL, OPT_REQCOST},
+        {"read-timeout", required_argument, NULL, OPT_READTIMEOUT},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -122,6 +131,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
     o->request_cost = COST_DEFAULT_REQUEST;
+    o->read_timeout_ms = SV_READ_TIMEOUT_DEFAULT_MS;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -173,6 +183,10 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         case OPT_REQCOST:
             if (!cli_parse_size(optarg, &o->request_cost) || o->request_cost > (64ull << 20))
                 fail("--request-cost '%s': expected a size from 0 to 64M, like 0, 16K or 128K", optarg);
+            break;
+        case OPT_READTIMEOUT:
+            if (!cli_parse_duration_ms(optarg, 1000, 3600000, &o->read_timeout_ms))
+                fail("--read-timeout '%s': expected a duration from 1s to 1h, like 30s, 1500ms or 2m", optarg);
             break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
@@ -331,6 +345,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.prefix = prefix;
     fc.plain.cache_bytes = o->cache_size;
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
+    fc.plain.read_timeout_ms = o->read_timeout_ms;
     fc.request_cost = (uint32_t)o->request_cost;
     sv_fs *fs = sv_fs_create(s3_client_store(s3.client), &stats, &fc);
     if (!fs)

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     /* libfuse derives max_pages (and so the largest read) from max_write. */
     conn->max_write = 1u << 20;
     conn->want |= FUSE_CAP_ASYNC_READ;
+    /* O_DIRECT reads as synchronous requests: the kernel waits for an async
+     * one uninterruptibly and never sends INTERRUPT for it, so a reader
+     * blocked on a stalled fetch could not even be SIGKILLed. */
+    conn->want &= ~FUSE_CAP_ASYNC_DIO;
     /* Inodes are immutable object versions: never drop their pages on mtime checks. */
     conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
@@ -273,6 +278,15 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     fuse_reply_err(req, r < 0 ? -r : 0);
 }
 
+/* The kernel interrupts a request when its reader gets a signal; libfuse
+ * calls this on the worker that received the INTERRUPT, under the request's
+ * lock (so it never runs after the read unregistered it). */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+    (void)req;
+    sv_cancel_fire(data, EINTR);
+}
+
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -286,8 +300,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     size_t niov = 0;
     sv_read_pins pins;
     sv_fs *fs = fs_of(req);
+    sv_cancel tok;
+    sv_fs_cancel_init(fs, &tok);
+    fuse_req_interrupt_func(req, on_interrupt, &tok); /* runs at once if already interrupted */
     ssize_t n = sv_fs_read_pinned(fs, (sv_file *)(uintptr_t)fi->fh, (uint64_t)off, size, iov,
-                                  SV_READ_MAX_IOV, &niov, &pins);
+                                  SV_READ_MAX_IOV, &niov, &pins, &tok);
+    fuse_req_interrupt_func(req, NULL, NULL); /* tok goes out of scope */
     if (n < 0) {
         fuse_reply_err(req, (int)-n);
         return;
@@ -400,6 +418,41 @@ static void set_kernel_readahead(const char *mountpoint, unsigned bytes)
         log_debug("cannot raise readahead via %s: %s", path, strerror(errno));
 }
 
+/* The session and filesystem the exit signals stop. A signal handler can
+ * only reach them through static storage; set while serving. */
+static struct fuse_session *volatile serving_se;
+static sv_fs *volatile serving_fs;
+
+/* SIGTERM, SIGINT, SIGHUP: end the session loop and make every waiting read
+ * give up at once. libfuse's own handler only ends the loop, which then
+ * joins each worker after its request completes: a worker waiting on a
+ * stalled fetch kept the daemon up for minutes. Both calls are a store. */
+static void on_exit_signal(int sig)
+{
+    (void)sig;
+    sv_fs *fs = serving_fs;
+    struct fuse_session *se = serving_se;
+    if (fs)
+        sv_fs_shutdown(fs);
+    if (se)
+        fuse_session_exit(se);
+}
+
+static int set_exit_handlers(bool on)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    sa.sa_handler = on ? on_exit_signal : SIG_DFL;
+    const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        if (sigaction(sigs[i], &sa, NULL) != 0)
+            return -1;
+    /* A reader gone mid-reply must not kill the daemon (libfuse's handlers do the same). */
+    sa.sa_handler = on ? SIG_IGN : SIG_DFL;
+    return sigaction(SIGPIPE, &sa, NULL);
+}
+
 int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
 {
     adapter ad = {fs, cfg};
@@ -415,13 +468,20 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
                  cfg->extra_opts ? cfg->extra_opts : "");
         return -1;
     }
-    if (fuse_set_signal_handlers(se) != 0) {
+    serving_fs = fs;
+    serving_se = se;
+    if (set_exit_handlers(true) != 0) {
+        set_exit_handlers(false);
+        serving_se = NULL;
+        serving_fs = NULL;
         fuse_session_destroy(se);
         sv_fail(err, EIO, 0, "cannot install signal handlers");
         return -1;
     }
     if (fuse_session_mount(se, cfg->mountpoint) != 0) {
-        fuse_remove_signal_handlers(se);
+        set_exit_handlers(false);
+        serving_se = NULL;
+        serving_fs = NULL;
         fuse_session_destroy(se);
         sv_fail(err, EIO, 0, "cannot mount on %s (see messages above)", cfg->mountpoint);
         return -1;
@@ -436,7 +496,9 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
     int rc = fuse_session_loop_mt(se, lc);
     fuse_loop_cfg_destroy(lc);
     fuse_session_unmount(se);
-    fuse_remove_signal_handlers(se);
+    set_exit_handlers(false);
+    serving_se = NULL;
+    serving_fs = NULL;
     fuse_session_destroy(se);
     log_info("unmounted %s", cfg->mountpoint);
     return rc < 0 ? -1 : 0;

@@ -79,7 +79,7 @@ footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t
     fc->tail_bytes = tail_bytes;
     TAILQ_INIT(&fc->idle);
     pthread_mutex_init(&fc->lock, NULL);
-    pthread_cond_init(&fc->loaded, NULL);
+    sv_cond_init(&fc->loaded);
     return fc;
 }
 
@@ -171,7 +171,11 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f)
             sv_fail(&f->err, FOOTER_E_NOMEM, 0, "%s: out of memory", o->key);
             return;
         }
-        ssize_t n = object_read(fc->io, o, o->size - tail, (size_t)tail, buf);
+        /* The opener waits for this: the read deadline bounds it (no reader
+         * to interrupt: an open is not a read). */
+        sv_cancel tok;
+        object_io_cancel_init(fc->io, &tok);
+        ssize_t n = object_read(fc->io, o, o->size - tail, (size_t)tail, buf, &tok);
         if (n != (ssize_t)tail) {
             free(buf);
             sv_fail(&f->err, FOOTER_E_READ, 0, "%s: cannot read the footer", o->key);
@@ -217,8 +221,9 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
     if (e) {
         if (e->refs++ == 0 && !e->loading)
             idle_remove(fc, e);
+        /* Another opener loads it, within its read deadline; a slice at a time. */
         while (e->loading)
-            pthread_cond_wait(&fc->loaded, &fc->lock);
+            (void)sv_cancel_wait(NULL, &fc->loaded, &fc->lock);
         pthread_mutex_unlock(&fc->lock);
         return &e->f;
     }

@@ -20,7 +20,7 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->start_time = (int64_t)time(NULL);
     p->tree = tree_create(store, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
     p->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
-    p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request) : NULL;
+    p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request, cfg->read_timeout_ms) : NULL;
     p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
     if (!p->tree || !p->cache || !p->io || !p->footers) {
         plain_fs_destroy(p);
@@ -201,7 +201,7 @@ const parquet_layout *plain_file_layout(const plain_file *f)
 }
 
 ssize_t plain_file_read(plain_fs *p, plain_file *f, uint64_t off, size_t size, struct iovec *iov, size_t maxiov,
-                        size_t *niov, object_pins *pins, object_read_tally *tally)
+                        size_t *niov, object_pins *pins, object_read_tally *tally, const sv_cancel *tok)
 {
     *niov = 0;
     int r = object_pin(p->io, &f->obj, off, size, maxiov, pins);
@@ -212,5 +212,5 @@ ssize_t plain_file_read(plain_fs *p, plain_file *f, uint64_t off, size_t size, s
     /* Prefetch starts before the wait for the read's own blocks. */
     pins->streaming = prefetch_after_read(p->io, &p->cfg.prefetch, &f->obj, plain_file_layout(f), &f->pattern,
                                           pins->off, pins->size);
-    return object_pins_wait(p->io, pins, iov, niov, tally);
+    return object_pins_wait(p->io, pins, iov, niov, tally, tok);
 }

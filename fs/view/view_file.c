@@ -30,7 +30,7 @@ view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, foo
         vf->footers = footers;
         vf->refs = 2; /* the view's list and the caller */
         pthread_mutex_init(&vf->lock, NULL);
-        pthread_cond_init(&vf->cond, NULL);
+        sv_cond_init(&vf->cond);
         vf->next = v->files;
         v->files = vf;
     }
@@ -93,7 +93,7 @@ static int cmp_chunk_start(const void *a, const void *b, void *ud)
 /* The selection of every row group: the predicate's rows (evaluated on the
  * filter columns) intersected with the hint's rows for this file. */
 static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
-                       const pred_bound *b, sv_error *err)
+                       const pred_bound *b, sv_error *err, const sv_cancel *tok)
 {
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
@@ -105,7 +105,7 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         row_ranges from_where = {0};
         bool ok = true;
         if (b) {
-            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err) != 0)
+            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err, tok) != 0)
                 return -1;
         } else {
             ok = row_ranges_append(&from_where, 0, (uint64_t)n);
@@ -217,7 +217,11 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     }
     pq_column_resolver_free(names);
     sv_error err = {0};
-    int rc = select_rows(env, h, pf, vf, b, &err);
+    /* Preparing is shared by every reader of the file: one reader's
+     * interrupt does not stop it, the read deadline and shutdown do. */
+    sv_cancel tok;
+    object_io_cancel_init(env->plain->io, &tok);
+    int rc = select_rows(env, h, pf, vf, b, &err, &tok);
     pred_bound_free(b);
     if (rc != 0) {
         vf_real(vf, "selection: ", err.msg);
@@ -226,7 +230,8 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     (void)build_chunks(pf, vf);
 }
 
-void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf)
+int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                              const sv_cancel *tok)
 {
     if (vf->state == VF_NEW) {
         if (!plain_is_parquet_name(pf->obj.key)) {
@@ -243,8 +248,10 @@ void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plai
             pthread_cond_broadcast(&vf->cond);
         }
     }
-    while (vf->state == VF_PREPARING)
-        pthread_cond_wait(&vf->cond, &vf->lock);
+    int e = 0;
+    while (vf->state == VF_PREPARING && !e)
+        e = sv_cancel_wait(tok, &vf->cond, &vf->lock);
+    return vf->state == VF_PREPARING ? -e : 0;
 }
 
 const vchunk *view_chunk_at(const view_file *vf, uint64_t off, size_t *ci)

@@ -82,7 +82,7 @@ static uint64_t reader_read(plain_file *f, const uint8_t *want, uint64_t off, si
     struct iovec iov[SV_MAX_TEST_IOV];
     size_t niov;
     object_pins pins;
-    ssize_t n = plain_file_read(p, f, off, size, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL);
+    ssize_t n = plain_file_read(p, f, off, size, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL, NULL);
     cr_assert_geq(n, 0);
     size_t pos = off;
     for (size_t i = 0; i < niov; i++) {
@@ -184,6 +184,6 @@ Test(plain, reads_of_a_replaced_object_fail)
     struct iovec iov[SV_MAX_TEST_IOV];
     size_t niov;
     object_pins pins;
-    cr_assert_eq(plain_file_read(p, &f, 40000, 100, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL), -EIO);
+    cr_assert_eq(plain_file_read(p, &f, 40000, 100, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL, NULL), -EIO);
     plain_file_close(p, &f);
 }

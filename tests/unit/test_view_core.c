@@ -103,7 +103,7 @@ static uint8_t *read_all(const char *path, size_t *len, int *err)
         struct iovec iov[SV_READ_MAX_IOV];
         size_t niov;
         sv_read_pins pins;
-        ssize_t r = sv_fs_read_pinned(fs, f, n, 128u << 10, iov, SV_READ_MAX_IOV, &niov, &pins);
+        ssize_t r = sv_fs_read_pinned(fs, f, n, 128u << 10, iov, SV_READ_MAX_IOV, &niov, &pins, NULL);
         if (r < 0) {
             *err = (int)r;
             free(buf);
@@ -289,7 +289,7 @@ Test(view_core, a_changed_object_is_served_as_the_version_opened_or_not_at_all)
     sv_read_pins pins;
     uint8_t *got = malloc(pq_len);
     while (n < pq_len) {
-        ssize_t r = sv_fs_read_pinned(fs, f, n, 4096, iov, SV_READ_MAX_IOV, &niov, &pins);
+        ssize_t r = sv_fs_read_pinned(fs, f, n, 4096, iov, SV_READ_MAX_IOV, &niov, &pins, NULL);
         if (r < 0) {
             cr_assert_eq(r, -EIO, "an error, never the new bytes");
             break;
@@ -386,7 +386,7 @@ Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
     cr_assert_eq(views_open(r, f.ino, O_RDONLY, &vo, &of), 0);
     cr_assert_eq(vo.kind, VIEW_OPENED_FILE);
     uint8_t *buf = malloc(len);
-    cr_assert_eq(view_reader_read(r, vo.reader, 0, len, buf), (ssize_t)len);
+    cr_assert_eq(view_reader_read(r, vo.reader, 0, len, buf, NULL), (ssize_t)len);
     cr_assert_eq(memcmp(buf + len - 8, file + len - 8, 8), 0, "the footer's trailer is real");
     cr_assert_eq(footer_cache_loads(p->footers), 1, "one parse for acceptance, the plain open and the view");
     view_reader_close(r, vo.reader);

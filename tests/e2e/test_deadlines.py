@@ -1,0 +1,198 @@
+"""Deadlines, interrupts and shutdown on the read path, against a server that
+stalls or trickles in the middle of a response (faultproxy between sievefs and
+moto). Properties:
+  * a read has an overall deadline (--read-timeout): the reader gets EIO soon
+    after it, and the daemon logs the object and offset;
+  * a reader blocked on a stalled read can be killed or interrupted at once,
+    and the mount stays usable;
+  * SIGTERM unmounts within seconds whatever is in flight.
+Every read runs in a child process with a watchdog, so a hang fails the test
+instead of blocking the run. Timing bounds are generous (a loaded CI machine);
+the deadlines under test are a few seconds, the behaviour they replace took
+minutes."""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+import s3env
+
+pytestmark = pytest.mark.allow_stderr(r".")
+
+MiB = 1 << 20
+SIZE = 2 * MiB + 4321
+KEY = "t/target.bin"
+
+# Open, say so, pread, print the outcome: "OK <len>" or "ERR <errno name>".
+READER = r"""
+import errno, mmap, os, signal, sys
+path, off, size, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+if "dfl" in mode:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+fd = os.open(path, os.O_RDONLY | (os.O_DIRECT if "direct" in mode else 0))
+print("OPEN", flush=True)
+try:
+    if "mmap" in mode:
+        m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
+        n = len(m[off:off + size])
+    else:
+        n = len(os.pread(fd, size, off))
+    print("OK", n, flush=True)
+except OSError as e:
+    print("ERR", errno.errorcode.get(e.errno, e.errno), flush=True)
+"""
+
+
+@pytest.fixture
+def setup(bucket, mount, proxy):
+    data = s3env.det_bytes("deadline-target", SIZE)
+    ctrl = s3env.det_bytes("deadline-control", 300_000)
+    b = bucket({KEY: data, "t/control.bin": ctrl})
+
+    def do(args=()):
+        m = mount(bucket=b, endpoint=proxy.endpoint, args=list(args))
+        return m, data, ctrl
+    return do
+
+
+def start_reader(path, off=0, size=MiB, mode="buffered"):
+    """A child process reading [off, off+size) of path: mode "buffered"
+    (pread through the page cache), "direct" (O_DIRECT: a synchronous FUSE
+    read), "mmap" (page faults); with "dfl", SIGINT kills it (no Python
+    handler)."""
+    argv = [sys.executable, "-c", READER, str(path), str(off), str(size), mode]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout.readline().strip() == "OPEN"
+    return p
+
+
+def wait_blocked(proxy, p, seconds=1.5):
+    """Give the reader time to be inside its read, waiting on a faulted GET."""
+    assert s3env.wait_for(lambda: any(r.fault for r in proxy.records("get", KEY)), 10), \
+        "no faulted GET reached the proxy"
+    time.sleep(seconds)
+    assert p.poll() is None, "the reader finished although its GET is stalled"
+
+
+def finish(p, timeout):
+    """(exit status, stdout) of the reader, or None if it is still running
+    after timeout (it is killed then)."""
+    try:
+        out, _ = p.communicate(timeout=timeout)
+        return p.returncode, out
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate(timeout=30)
+        return None
+
+
+def still_usable(m, ctrl):
+    assert m.alive(), "daemon died"
+    assert (m / "t/control.bin").read_bytes() == ctrl
+
+
+# -- (a) the read deadline ------------------------------------------------------------------
+@pytest.mark.parametrize("action,params", [
+    pytest.param("stall", {}, id="stall"),
+    pytest.param("trickle", dict(first=16, bytes=8, seconds=2), id="trickle"),
+])
+def test_read_timeout_gives_eio(setup, proxy, action, params):
+    m, data, ctrl = setup(["--read-timeout", "3s"])
+    proxy.add("get", action, key=KEY, **params)
+    t0 = time.monotonic()
+    p = start_reader(m / KEY, off=0, size=MiB)
+    r = finish(p, 40)
+    took = time.monotonic() - t0
+    assert r is not None, f"read still blocked after {took:.0f}s despite --read-timeout 3s"
+    rc, out = r
+    assert out.split() == ["ERR", "EIO"], f"reader said {out!r} (want EIO)"
+    assert 2.5 <= took < 20, f"EIO after {took:.1f}s (deadline 3s)"
+    print(f"{action}: EIO after {took:.2f}s")
+    log = m.stderr()
+    assert KEY in log and "offset" in log and "timed out" in log, f"no log line naming the object and offset:\n{log}"
+    # The stalled fetch goes on in the background (the store's own retries
+    # decide its fate); other objects are served meanwhile.
+    still_usable(m, ctrl)
+
+
+def test_read_timeout_option_is_validated(run_cli, tmp_path):
+    mp = tmp_path / "mp"
+    mp.mkdir()
+    for bad in ["0", "banana", "3x", "-1s", "2d"]:
+        r = run_cli("mount", "s3://b", mp, "--read-timeout", bad)
+        assert r.returncode == 1, r
+        assert "--read-timeout" in r.stderr, r
+    r = run_cli("mount", "--help")
+    assert "--read-timeout" in r.stdout
+
+
+# -- (b) killing or interrupting a blocked reader ---------------------------------------------
+# Buffered and mmap reads wait in the kernel (killably) for readahead
+# requests, for which it sends no INTERRUPT: a fatal signal ends them at once,
+# a caught one (Python's KeyboardInterrupt handler) only when the read does.
+# O_DIRECT reads are synchronous requests: any signal makes the kernel send
+# INTERRUPT, and the daemon must answer it at once (EINTR), or the reader
+# cannot even be SIGKILLed.
+@pytest.mark.parametrize("sig,mode", [
+    pytest.param(signal.SIGKILL, "buffered", id="SIGKILL-buffered"),
+    pytest.param(signal.SIGKILL, "mmap", id="SIGKILL-mmap"),
+    pytest.param(signal.SIGKILL, "direct", id="SIGKILL-direct"),
+    pytest.param(signal.SIGINT, "direct", id="SIGINT-caught-direct"),
+    pytest.param(signal.SIGINT, "buffered dfl", id="SIGINT-default-buffered"),
+])
+def test_blocked_reader_can_be_killed(setup, proxy, sig, mode):
+    m, data, ctrl = setup()  # the default read timeout: far longer than this test waits
+    proxy.add("get", "stall", key=KEY)
+    p = start_reader(m / KEY, off=0, size=MiB, mode=mode)
+    wait_blocked(proxy, p)
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    r = finish(p, 20)
+    took = time.monotonic() - t0
+    assert r is not None, f"reader blocked in pread survived {sig.name} for 20s"
+    assert r[0] != 0 and "OK" not in r[1], f"reader exit status {r[0]}, said {r[1]!r}"
+    assert took < 5, f"reader took {took:.1f}s to die after {sig.name}"
+    print(f"{sig.name}: reader gone after {took:.2f}s")
+    still_usable(m, ctrl)
+
+
+# -- (c) SIGTERM with a read in flight ------------------------------------------------------
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_exit_signal_with_stalled_read(setup, proxy, sig):
+    m, data, ctrl = setup()
+    proxy.add("get", "stall", key=KEY)
+    p = start_reader(m / KEY, off=0, size=MiB)
+    wait_blocked(proxy, p)
+    t0 = time.monotonic()
+    m.proc.send_signal(sig)
+    try:
+        rc = m.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        rc = None
+    took = time.monotonic() - t0
+    reader = finish(p, 20)
+    assert rc is not None, f"daemon still running 30s after {sig.name} with a stalled read"
+    assert rc == 0, f"daemon exit status {rc}"
+    assert took < 10, f"daemon took {took:.1f}s to exit after {sig.name}"
+    print(f"{sig.name}: daemon exited after {took:.2f}s")
+    assert s3env.wait_for(lambda: not s3env.mounts_at(m.mp), 5), f"{sig.name} left the mount behind"
+    assert reader is not None, "the reader stayed blocked after the daemon exited"
+    assert reader[1].split()[:1] == ["ERR"], f"reader said {reader[1]!r}"
+    m.unmounted = True
+
+
+def test_interrupted_read_does_not_poison_the_cache(setup, proxy):
+    """The blocks of an abandoned fetch stay owned by the fetch: once the
+    server behaves, a new reader gets the right bytes."""
+    m, data, ctrl = setup(["--read-timeout", "2s"])
+    proxy.add("get", "stall", key=KEY, times=2, seconds=4)  # then let the stalled GETs finish
+    p = start_reader(m / KEY, off=MiB // 2, size=MiB)
+    r = finish(p, 40)
+    assert r is not None and r[1].split() == ["ERR", "EIO"], r
+    time.sleep(3)  # the stalled fetches now complete into their blocks
+    with open(m / KEY, "rb", buffering=0) as f:
+        assert os.pread(f.fileno(), MiB, MiB // 2) == data[MiB // 2:MiB // 2 + MiB]
+    assert (m / KEY).read_bytes() == data
