@@ -87,7 +87,10 @@ typedef struct {
 static void fetch_done(void *ud, store_status st, const char *errmsg)
 {
     fetch_job *job = ud;
-    if (st != STORE_OK)
+    /* A fetch failed by the store's shutdown is not a failure of the mount. */
+    if (st == STORE_ERR_SHUTDOWN)
+        log_info("fetch abandoned: %s", errmsg && errmsg[0] ? errmsg : store_status_name(st));
+    else if (st != STORE_OK)
         log_error("read failed: %s", errmsg && errmsg[0] ? errmsg : store_status_name(st));
     block_cache_complete_run(job->io->cache, job->blocks, job->n, st == STORE_OK ? 0 : EIO);
     free(job);
