@@ -97,6 +97,7 @@ def still_usable(m, ctrl):
 # -- (a) the read deadline ------------------------------------------------------------------
 @pytest.mark.parametrize("action,params", [
     pytest.param("stall", {}, id="stall"),
+    pytest.param("trickle", dict(first=4096, bytes=0, seconds=3600), id="midbody-stall"),
     pytest.param("trickle", dict(first=16, bytes=8, seconds=2), id="trickle"),
 ])
 def test_read_timeout_gives_eio(setup, proxy, action, params):
@@ -110,7 +111,7 @@ def test_read_timeout_gives_eio(setup, proxy, action, params):
     rc, out = r
     assert out.split() == ["ERR", "EIO"], f"reader said {out!r} (want EIO)"
     assert 2.5 <= took < 20, f"EIO after {took:.1f}s (deadline 3s)"
-    print(f"{action}: EIO after {took:.2f}s")
+    print(f"{action} {params}: EIO after {took:.2f}s")
     log = m.stderr()
     assert KEY in log and "offset" in log and "timed out" in log, f"no log line naming the object and offset:\n{log}"
     # The stalled fetch goes on in the background (the store's own retries
