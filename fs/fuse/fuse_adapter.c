@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,6 +423,7 @@ static void set_kernel_readahead(const char *mountpoint, unsigned bytes)
  * only reach them through static storage; set while serving. */
 static struct fuse_session *volatile serving_se;
 static sv_fs *volatile serving_fs;
+static pthread_t serving_thread; /* runs the session loop; set before the handlers */
 
 /* SIGTERM, SIGINT, SIGHUP: end the session loop and make every waiting read
  * give up at once. libfuse's own handler only ends the loop, which then
@@ -436,21 +438,33 @@ static void on_exit_signal(int sig)
         sv_fs_shutdown(fs);
     if (se)
         fuse_session_exit(se);
+    /* The loop's thread sleeps until a signal interrupts it or a worker
+     * ends; if another thread (the store's) took this one, pass it on. */
+    if (se && !pthread_equal(pthread_self(), serving_thread))
+        pthread_kill(serving_thread, sig);
 }
 
+static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
+static struct sigaction saved_actions[sizeof exit_signals / sizeof exit_signals[0]];
+
+/* Install the handlers (saving what was there), or put the saved ones back. */
 static int set_exit_handlers(bool on)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sigemptyset(&sa.sa_mask);
-    sa.sa_handler = on ? on_exit_signal : SIG_DFL;
-    const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        if (sigaction(sigs[i], &sa, NULL) != 0)
-            return -1;
-    /* A reader gone mid-reply must not kill the daemon (libfuse's handlers do the same). */
-    sa.sa_handler = on ? SIG_IGN : SIG_DFL;
-    return sigaction(SIGPIPE, &sa, NULL);
+    int rc = 0;
+    for (size_t i = 0; i < sizeof exit_signals / sizeof exit_signals[0]; i++) {
+        if (!on) {
+            sigaction(exit_signals[i], &saved_actions[i], NULL);
+            continue;
+        }
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        /* A reader gone mid-reply must not kill the daemon (libfuse's handlers do the same). */
+        sa.sa_handler = exit_signals[i] == SIGPIPE ? SIG_IGN : on_exit_signal;
+        if (sigaction(exit_signals[i], &sa, &saved_actions[i]) != 0)
+            rc = -1;
+    }
+    return rc;
 }
 
 int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
@@ -468,6 +482,7 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
                  cfg->extra_opts ? cfg->extra_opts : "");
         return -1;
     }
+    serving_thread = pthread_self();
     serving_fs = fs;
     serving_se = se;
     if (set_exit_handlers(true) != 0) {
