@@ -21,6 +21,8 @@ typedef struct {
     atomic_uint_fast64_t cache_evictions;
     atomic_uint_fast64_t retries;
     atomic_uint_fast64_t errors;           /* requests that failed for good, EIO replies */
+    atomic_uint_fast64_t read_timeouts;    /* reads failed at their --read-timeout (also in errors) */
+    atomic_uint_fast64_t read_interrupts;  /* reads the kernel interrupted (the reader got a signal) */
 } sv_stats;
 
 #define STAT_ADD(st, field, n) atomic_fetch_add_explicit(&(st)->field, (uint_fast64_t)(n), memory_order_relaxed)

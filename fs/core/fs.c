@@ -380,11 +380,13 @@ void sv_fs_shutdown(sv_fs *fs)
 static ssize_t gave_up(sv_fs *fs, const char *key, bool view, uint64_t off, size_t size, ssize_t r)
 {
     if (r == -EINTR) {
+        STAT_ADD(fs->stats, read_interrupts, 1);
         log_debug("read of %s at offset %llu (%zu bytes) interrupted by the reader", key,
                   (unsigned long long)off, size);
         return r;
     }
     if (r == -ETIMEDOUT) {
+        STAT_ADD(fs->stats, read_timeouts, 1);
         log_warn("read of %s%s at offset %llu (%zu bytes) timed out after %llu ms (--read-timeout): EIO", key,
                  view ? " (view)" : "", (unsigned long long)off, size,
                  (unsigned long long)object_io_read_timeout_ms(fs->plain->io));

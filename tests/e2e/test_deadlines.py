@@ -114,6 +114,7 @@ def test_read_timeout_gives_eio(setup, proxy, action, params):
     print(f"{action} {params}: EIO after {took:.2f}s")
     log = m.stderr()
     assert KEY in log and "offset" in log and "timed out" in log, f"no log line naming the object and offset:\n{log}"
+    assert m.stats()["read_timeouts"] >= 1
     # The stalled fetch goes on in the background (the store's own retries
     # decide its fate); other objects are served meanwhile.
     still_usable(m, ctrl)
@@ -157,6 +158,8 @@ def test_blocked_reader_can_be_killed(setup, proxy, sig, mode):
     assert r[0] != 0 and "OK" not in r[1], f"reader exit status {r[0]}, said {r[1]!r}"
     assert took < 5, f"reader took {took:.1f}s to die after {sig.name}"
     print(f"{sig.name}: reader gone after {took:.2f}s")
+    if "direct" in mode:  # the daemon answered the kernel's INTERRUPT (nothing else could end it)
+        assert s3env.wait_for(lambda: m.stats()["read_interrupts"] >= 1, 5), m.stats()
     still_usable(m, ctrl)
 
 
