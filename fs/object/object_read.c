@@ -70,6 +70,11 @@ void object_io_cancel_init(object_io *io, sv_cancel *tok)
     sv_cancel_init(tok, &io->shutdown, io->read_timeout_ms);
 }
 
+void object_io_cancel_init_under(object_io *io, sv_cancel *tok, const sv_cancel *parent)
+{
+    sv_cancel_init(tok, parent ? parent : &io->shutdown, io->read_timeout_ms);
+}
+
 void object_io_shutdown(object_io *io)
 {
     sv_cancel_fire(&io->shutdown, ESHUTDOWN);

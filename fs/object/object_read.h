@@ -46,6 +46,9 @@ uint64_t object_io_read_timeout_ms(const object_io *io);
 /* A token for one read: its deadline is the read timeout from now, and it
  * is cancelled (ESHUTDOWN) by object_io_shutdown. */
 void object_io_cancel_init(object_io *io, sv_cancel *tok);
+/* The same, also cancelled with parent (a token from object_io_cancel_init,
+ * or NULL): work done for a reader with a deadline of its own. */
+void object_io_cancel_init_under(object_io *io, sv_cancel *tok, const sv_cancel *parent);
 /* Make every wait in progress and every later one give up with ESHUTDOWN
  * (within a wait slice). Fetches in flight go on until the store completes
  * them; their blocks and buffers stay theirs. Async-signal-safe. */

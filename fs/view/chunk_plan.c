@@ -82,11 +82,14 @@ static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans
  * the reader is expected to read them (columns the hint names), so pages
  * found real before any round are fetched during the rounds, not after. */
 static void plan_chunks(const view_env *env, const plain_file *pf, const view_file *vf, vchunk *const *chs,
-                        size_t n, bool early, view_counters *vt)
+                        size_t n, bool early, view_counters *vt, const sv_cancel *reader)
 {
     object_io *io = env->plain->io;
-    sv_cancel tok; /* the whole planning: one read deadline, and shutdown */
-    object_io_cancel_init(io, &tok);
+    /* The whole planning: one read deadline of its own, shutdown, and the
+     * interrupt of the reader whose thread plans (given up, the pages left
+     * are real, as on a failed fetch). TODO: plan off the reader's thread. */
+    sv_cancel tok;
+    object_io_cancel_init_under(io, &tok, reader);
     const object_ref *o = &pf->obj;
     const pq_file_meta *m = vf->meta;
     page_job *jobs = NULL;
@@ -374,7 +377,7 @@ int chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *p
         }
         pthread_mutex_unlock(&vf->lock);
         view_counters t = {0};
-        plan_chunks(env, pf, vf, chs, n, named, &t);
+        plan_chunks(env, pf, vf, chs, n, named, &t, tok);
         pthread_mutex_lock(&vf->lock);
         t.ordinary_bytes = ordinary;
         view_counters_add(&vf->counts, &t);

@@ -168,7 +168,8 @@ static bool build_chunks(const plain_file *pf, view_file *vf)
 
 /* Footer, selection per row group, chunk table. On any failure the file is
  * served real (why_real says why). Called with vf->lock not held. */
-static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf)
+static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                    const sv_cancel *reader)
 {
     const sv_hint *h = v->hint;
     vf->footer = footer_cache_get(env->plain->footers, &pf->obj);
@@ -217,10 +218,12 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     }
     pq_column_resolver_free(names);
     sv_error err = {0};
-    /* Preparing is shared by every reader of the file: one reader's
-     * interrupt does not stop it, the read deadline and shutdown do. */
+    /* A deadline of its own (the reader's may be nearly spent), and the
+     * interrupt of the reader whose thread prepares: given up, it is a
+     * failed preparation (the file is served real, as on a failed fetch).
+     * TODO: prepare off the reader's thread, so no interrupt costs the plan. */
     sv_cancel tok;
-    object_io_cancel_init(env->plain->io, &tok);
+    object_io_cancel_init_under(env->plain->io, &tok, reader);
     int rc = select_rows(env, h, pf, vf, b, &err, &tok);
     pred_bound_free(b);
     if (rc != 0) {
@@ -240,7 +243,7 @@ int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain
         } else {
             vf->state = VF_PREPARING;
             pthread_mutex_unlock(&vf->lock);
-            prepare(env, v, pf, vf);
+            prepare(env, v, pf, vf, tok);
             pthread_mutex_lock(&vf->lock);
             vf->state = vf->why_real[0] ? VF_REAL : VF_READY;
             if (vf->state == VF_REAL)

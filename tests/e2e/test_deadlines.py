@@ -200,3 +200,41 @@ def test_interrupted_read_does_not_poison_the_cache(setup, proxy):
     with open(m / KEY, "rb", buffering=0) as f:
         assert os.pread(f.fileno(), MiB, MiB // 2) == data[MiB // 2:MiB // 2 + MiB]
     assert (m / KEY).read_bytes() == data
+
+
+# -- the same through a view ------------------------------------------------------------------
+from test_views import F0, SEL_FEW, accept, table, tbucket  # noqa: E402,F401  (fixtures, shared data)
+
+
+@pytest.mark.parametrize("mode", ["buffered", "direct"])
+def test_view_read_deadline_and_interrupt(mount, tbucket, proxy, mode):
+    """A view's file over a stalling server: planning (shared by the file's
+    readers) gives up at its deadline and the file is served real, and the
+    read fails with EIO soon after; an O_DIRECT reader killed meanwhile dies
+    at once, though its thread was the one planning."""
+    # The default deadline for the killed reader: only the interrupt can end its wait.
+    timeout = "3s" if mode == "buffered" else "60s"
+    m = mount(bucket=tbucket, endpoint=proxy.endpoint, args=["--read-timeout", timeout, "--request-cost", "0"])
+    vdir = accept(m, "few", {"where": SEL_FEW})
+    proxy.add("get", "stall", key=F0)
+    if mode == "direct":
+        p = start_reader(vdir / F0, off=0, size=MiB, mode="direct")
+        time.sleep(1)
+        assert p.poll() is None
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGKILL)
+        r = finish(p, 20)
+        took = time.monotonic() - t0
+        assert r is not None and took < 5, "O_DIRECT view reader survived SIGKILL"
+        print(f"view direct: reader gone after {took:.2f}s")
+        assert s3env.wait_for(lambda: m.stats()["read_interrupts"] >= 1, 5), m.stats()
+        return
+    t0 = time.monotonic()
+    p = start_reader(vdir / F0, off=0, size=MiB, mode=mode)
+    r = finish(p, 60)
+    took = time.monotonic() - t0
+    assert r is not None, f"view read still blocked after {took:.0f}s despite --read-timeout 3s"
+    assert r[1].split() == ["ERR", "EIO"], r
+    assert took < 30, f"EIO after {took:.1f}s"
+    print(f"view {mode}: EIO after {took:.2f}s")
+    assert "timed out" in m.stderr() and F0 in m.stderr()
