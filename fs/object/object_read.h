@@ -5,7 +5,12 @@
  * own; nothing here knows about readers, prefetch policy or views.
  *
  * Thread-safe: the block cache has its own lock; an object_io is read-only
- * after creation. */
+ * after creation but for its shutdown token (atomic).
+ *
+ * Deadlines: every wait takes a token (sv_cancel.h). A reader that gives up
+ * releases only its own pins; each fetch holds a pin of its own on the
+ * blocks it fills, so they stay valid (LOADING) until the store completes
+ * it, and later reads of those bytes wait on the same fetch. */
 #ifndef SIEVE_OBJECT_READ_H
 #define SIEVE_OBJECT_READ_H
 #include <stdbool.h>
