@@ -52,8 +52,8 @@ def setup(bucket, mount, proxy):
     ctrl = s3env.det_bytes("deadline-control", 300_000)
     b = bucket({KEY: data, "t/control.bin": ctrl})
 
-    def do(args=()):
-        m = mount(bucket=b, endpoint=proxy.endpoint, args=list(args))
+    def do(args=(), foreground=True):
+        m = mount(bucket=b, endpoint=proxy.endpoint, args=list(args), foreground=foreground)
         return m, data, ctrl
     return do
 
@@ -186,6 +186,25 @@ def test_exit_signal_with_stalled_read(setup, proxy, sig):
     assert reader is not None, "the reader stayed blocked after the daemon exited"
     assert reader[1].split()[:1] == ["ERR"], f"reader said {reader[1]!r}"
     m.unmounted = True
+
+
+def test_sigterm_background_daemon_with_stalled_read(setup, proxy):
+    """The same for the daemon `sievefs mount` leaves in the background."""
+    m, data, ctrl = setup(foreground=False)
+    (pid,) = m.daemon_pids()
+    proxy.add("get", "stall", key=KEY)
+    p = start_reader(m / KEY, off=0, size=MiB)
+    wait_blocked(proxy, p)
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGTERM)
+    gone = s3env.wait_for(lambda: not s3env.pid_alive(pid), 30)
+    took = time.monotonic() - t0
+    reader = finish(p, 20)
+    assert gone, "background daemon still running 30s after SIGTERM with a stalled read"
+    assert took < 10, f"daemon took {took:.1f}s to exit after SIGTERM"
+    print(f"background SIGTERM: daemon exited after {took:.2f}s")
+    assert s3env.wait_for(lambda: not s3env.mounts_at(m.mp), 5), "SIGTERM left the mount behind"
+    assert reader is not None, "the reader stayed blocked after the daemon exited"
 
 
 def test_interrupted_read_does_not_poison_the_cache(setup, proxy):
