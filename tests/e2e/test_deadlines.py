@@ -207,6 +207,44 @@ def test_sigterm_background_daemon_with_stalled_read(setup, proxy):
     assert reader is not None, "the reader stayed blocked after the daemon exited"
 
 
+LISTER = r"""
+import os, sys
+print("START", flush=True)
+try:
+    print("OK", len(os.listdir(sys.argv[1])), flush=True)
+except OSError as e:
+    print("ERR", e.errno, flush=True)
+"""
+
+
+def test_sigterm_with_stalled_listing(setup, proxy):
+    """A listing waits inside the store, where no read token reaches; the
+    exit watchdog still ends the mount within seconds."""
+    m, data, ctrl = setup()
+    proxy.add("list", "stall")
+    p = subprocess.Popen([sys.executable, "-c", LISTER, str(m / "t")], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout.readline().strip() == "START"
+    assert s3env.wait_for(lambda: any(r.fault for r in proxy.records("list")), 10), "no stalled listing"
+    time.sleep(1)
+    assert p.poll() is None, "the listing finished although it is stalled"
+    t0 = time.monotonic()
+    m.proc.send_signal(signal.SIGTERM)
+    try:
+        rc = m.proc.wait(60)
+    except subprocess.TimeoutExpired:
+        rc = None
+    took = time.monotonic() - t0
+    lister = finish(p, 20)
+    assert rc is not None, "daemon still running 60s after SIGTERM with a stalled listing"
+    assert took < 10, f"daemon took {took:.1f}s to exit after SIGTERM"
+    print(f"stalled listing: daemon exited after {took:.2f}s (status {rc})")
+    assert s3env.wait_for(lambda: not s3env.mounts_at(m.mp), 5), "SIGTERM left the mount behind"
+    assert lister is not None, "the lister stayed blocked after the daemon exited"
+    m.expected_exit = {0, 1}  # 1: the watchdog ended it
+    m.unmounted = True
+
+
 def test_interrupted_read_does_not_poison_the_cache(setup, proxy):
     """The blocks of an abandoned fetch stay owned by the fetch: once the
     server behaves, a new reader gets the right bytes."""
