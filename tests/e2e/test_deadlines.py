@@ -96,7 +96,7 @@ def still_usable(m, ctrl):
 
 # -- (a) the read deadline ------------------------------------------------------------------
 @pytest.mark.parametrize("action,params", [
-    pytest.param("stall", {}, id="stall"),
+    pytest.param("stall", {}, id="stall", marks=pytest.mark.asan),
     pytest.param("trickle", dict(first=4096, bytes=0, seconds=3600), id="midbody-stall"),
     pytest.param("trickle", dict(first=16, bytes=8, seconds=2), id="trickle"),
 ])
@@ -141,7 +141,7 @@ def test_read_timeout_option_is_validated(run_cli, tmp_path):
 @pytest.mark.parametrize("sig,mode", [
     pytest.param(signal.SIGKILL, "buffered", id="SIGKILL-buffered"),
     pytest.param(signal.SIGKILL, "mmap", id="SIGKILL-mmap"),
-    pytest.param(signal.SIGKILL, "direct", id="SIGKILL-direct"),
+    pytest.param(signal.SIGKILL, "direct", id="SIGKILL-direct", marks=pytest.mark.asan),
     pytest.param(signal.SIGINT, "direct", id="SIGINT-caught-direct"),
     pytest.param(signal.SIGINT, "buffered dfl", id="SIGINT-default-buffered"),
 ])
@@ -164,7 +164,8 @@ def test_blocked_reader_can_be_killed(setup, proxy, sig, mode):
 
 
 # -- (c) SIGTERM with a read in flight ------------------------------------------------------
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+@pytest.mark.parametrize("sig", [pytest.param(signal.SIGTERM, id="SIGTERM", marks=pytest.mark.asan),
+                                 pytest.param(signal.SIGINT, id="SIGINT")])
 def test_exit_signal_with_stalled_read(setup, proxy, sig):
     m, data, ctrl = setup()
     proxy.add("get", "stall", key=KEY)
