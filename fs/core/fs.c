@@ -228,7 +228,7 @@ static sv_handle *view_handle_new(sv_fs *fs, view_opened *vo, handle_kind *kind)
     return w ? &w->h : NULL;
 }
 
-int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of)
+int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of, const sv_cancel *tok)
 {
     *out = NULL;
     memset(of, 0, sizeof *of);
@@ -246,7 +246,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         of->direct_io = true;
     } else if (views_owns(ino)) {
         view_opened vo;
-        int r = views_open(fs->views, ino, flags, &vo, of);
+        int r = views_open(fs->views, ino, flags, &vo, of, tok);
         if (r < 0)
             return r;
         h = view_handle_new(fs, &vo, &kind);
@@ -254,7 +254,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         plain_handle *p = calloc(1, sizeof *p);
         if (!p)
             return -ENOMEM;
-        int r = plain_file_open(fs->plain, ino, true, &p->f);
+        int r = plain_file_open(fs->plain, ino, true, &p->f, tok);
         if (r < 0) {
             free(p);
             return r;

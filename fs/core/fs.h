@@ -58,7 +58,9 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out);
 const sv_dirents *sv_dir_entries(const sv_dir *d);
 void sv_fs_releasedir(sv_fs *fs, sv_dir *d);
 
-int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of);
+/* tok (from sv_fs_cancel_init, may be NULL): an open waits for a Parquet
+ * footer to load, and fails with -EINTR when tok is cancelled meanwhile. */
+int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of, const sv_cancel *tok);
 
 /* A read's cancellation token: the mount's read deadline (--read-timeout)
  * from now, cancelled by sv_fs_shutdown. The caller may cancel it too

@@ -160,11 +160,25 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     fuse_reply_err(req, 0);
 }
 
+/* The kernel interrupts a request when its reader gets a signal; libfuse
+ * calls this on the worker that received the INTERRUPT, under the request's
+ * lock (so it never runs after the read unregistered it). */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+    (void)req;
+    sv_cancel_fire(data, EINTR);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     sv_file *f;
     sv_open_flags of;
-    int r = sv_fs_open(fs_of(req), ino, fi->flags, &f, &of);
+    /* An open may wait for a Parquet footer: interruptible like a read. */
+    sv_cancel tok;
+    sv_fs_cancel_init(fs_of(req), &tok);
+    fuse_req_interrupt_func(req, on_interrupt, &tok);
+    int r = sv_fs_open(fs_of(req), ino, fi->flags, &f, &of, &tok);
+    fuse_req_interrupt_func(req, NULL, NULL); /* tok goes out of scope */
     if (r < 0) {
         fuse_reply_err(req, -r);
         return;
@@ -283,15 +297,6 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     int r = sv_fs_unlink(fs_of(req), parent, name);
     fuse_reply_err(req, r < 0 ? -r : 0);
-}
-
-/* The kernel interrupts a request when its reader gets a signal; libfuse
- * calls this on the worker that received the INTERRUPT, under the request's
- * lock (so it never runs after the read unregistered it). */
-static void on_interrupt(fuse_req_t req, void *data)
-{
-    (void)req;
-    sv_cancel_fire(data, EINTR);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

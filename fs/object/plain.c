@@ -165,14 +165,22 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
 
 /* ---- open files ---------------------------------------------------------------- */
 
-int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f)
+int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok)
 {
     memset(f, 0, sizeof *f);
     int r = plain_bind_object(p, ino, &f->obj);
     if (r < 0)
         return r;
     if (plain_is_parquet_name(f->obj.key)) {
-        f->footer = footer_cache_get(p->footers, &f->obj);
+        f->footer = footer_cache_get(p->footers, &f->obj, tok);
+        int why = sv_cancel_check(tok);
+        if (!f->footer->meta && (why == EINTR || why == ESHUTDOWN)) {
+            /* The opener is gone: no open without its footer. */
+            footer_cache_put(p->footers, f->footer);
+            f->footer = NULL;
+            object_ref_free(&f->obj);
+            return why == EINTR ? -EINTR : -EIO;
+        }
         if (!f->footer->meta)
             log_info("%s: not using Parquet layout: %s", f->obj.key, f->footer->err.msg);
     } else if (fetch_tail && f->obj.size > 0 && p->cfg.tail_bytes > 0) {

@@ -83,8 +83,9 @@ typedef struct {
 
 /* Open file inode ino. A .parquet file gets its footer (read once per
  * version); other files, with fetch_tail, their tail in the background in
- * case it is a footer. */
-int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f);
+ * case it is a footer. tok (may be NULL): the opener's; interrupted while
+ * the footer loads, the open fails with -EINTR (-EIO on shutdown). */
+int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok);
 void plain_file_close(plain_fs *p, plain_file *f);
 /* The column-chunk layout when the file's footer parsed, else NULL. */
 const parquet_layout *plain_file_layout(const plain_file *f);

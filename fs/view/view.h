@@ -59,7 +59,9 @@ typedef struct {
     hint_writer *writer;   /* HINT: NAME.json opened for writing */
 } view_opened;
 
-int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_open_flags *of);
+/* tok: the opener's (may be NULL), as plain_file_open. */
+int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_open_flags *of,
+               const sv_cancel *tok);
 
 /* Reads of a file through its view: bytes into buf (short only at EOF), or
  * -errno. Waits obey tok (the reader's deadline and interrupt; NULL: none). */

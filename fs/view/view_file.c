@@ -172,7 +172,7 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
                     const sv_cancel *reader)
 {
     const sv_hint *h = v->hint;
-    vf->footer = footer_cache_get(env->plain->footers, &pf->obj);
+    vf->footer = footer_cache_get(env->plain->footers, &pf->obj, reader);
     if (!vf->footer->meta) {
         vf_real(vf, "footer: ", vf->footer->err.msg);
         return;

@@ -11,14 +11,14 @@
 #include "chunk_plan.h"
 #include "view_file.h"
 
-int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out)
+int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out, const sv_cancel *tok)
 {
     *out = NULL;
     view_reader *vr = calloc(1, sizeof *vr);
     if (!vr)
         return -ENOMEM;
     plain_fs *p = r->env.plain;
-    int rc = plain_file_open(p, base_ino, false, &vr->real);
+    int rc = plain_file_open(p, base_ino, false, &vr->real, tok);
     if (rc < 0) {
         free(vr);
         return rc;

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.allow_stderr(r".")
 MiB = 1 << 20
 SIZE = 2 * MiB + 4321
 KEY = "t/target.bin"
+PQ = "t/table.parquet"  # its open reads the footer: an open that waits on S3
 
 # Open, say so, pread, print the outcome: "OK <len>" or "ERR <errno name>".
 READER = r"""
@@ -50,7 +51,7 @@ except OSError as e:
 def setup(bucket, mount, proxy):
     data = s3env.det_bytes("deadline-target", SIZE)
     ctrl = s3env.det_bytes("deadline-control", 300_000)
-    b = bucket({KEY: data, "t/control.bin": ctrl})
+    b = bucket({KEY: data, "t/control.bin": ctrl, PQ: s3env.det_bytes("deadline-pq", 200_000)})
 
     def do(args=(), foreground=True):
         m = mount(bucket=b, endpoint=proxy.endpoint, args=list(args), foreground=foreground)
@@ -160,6 +161,40 @@ def test_blocked_reader_can_be_killed(setup, proxy, sig, mode):
     print(f"{sig.name}: reader gone after {took:.2f}s")
     if "direct" in mode:  # the daemon answered the kernel's INTERRUPT (nothing else could end it)
         assert s3env.wait_for(lambda: m.stats()["read_interrupts"] >= 1, 5), m.stats()
+    still_usable(m, ctrl)
+
+
+OPENER = r"""
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+print("START", flush=True)
+try:
+    os.close(os.open(sys.argv[1], os.O_RDONLY))
+    print("OK", flush=True)
+except OSError as e:
+    print("ERR", e.errno, flush=True)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["SIGKILL", "SIGINT"])
+def test_opener_waiting_for_a_footer_can_be_killed(setup, proxy, sig):
+    """Opening a .parquet file reads its footer; on a stalled server the
+    open waits, and the kernel's INTERRUPT must end it at once."""
+    m, data, ctrl = setup()
+    proxy.add("get", "stall", key=PQ)
+    p = subprocess.Popen([sys.executable, "-c", OPENER, str(m / PQ)], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    assert p.stdout.readline().strip() == "START"
+    assert s3env.wait_for(lambda: any(r.fault for r in proxy.records("get", PQ)), 10), "no stalled footer GET"
+    time.sleep(1)
+    assert p.poll() is None, "the open finished although its footer GET is stalled"
+    t0 = time.monotonic()
+    p.send_signal(sig)
+    r = finish(p, 20)
+    took = time.monotonic() - t0
+    assert r is not None, f"opener blocked on a stalled footer survived {sig.name} for 20s"
+    assert took < 5, f"opener took {took:.1f}s to die after {sig.name}"
+    print(f"{sig.name}: opener gone after {took:.2f}s")
     still_usable(m, ctrl)
 
 

@@ -204,8 +204,8 @@ Test(object_read, one_footer_per_version)
     cr_assert(mem_store_put(m, "t/junk.parquet", "not parquet at all, just bytes", 30));
     footer_cache *fc = footer_cache_create(io, 1u << 20, 0);
     object_ref o = ref_of("t/a.parquet", 200);
-    const parquet_footer *f1 = footer_cache_get(fc, &o);
-    const parquet_footer *f2 = footer_cache_get(fc, &o);
+    const parquet_footer *f1 = footer_cache_get(fc, &o, NULL);
+    const parquet_footer *f2 = footer_cache_get(fc, &o, NULL);
     cr_assert_not_null(f1->meta, "%s", f1->err.msg);
     cr_assert_eq(f1, f2, "the same parse");
     cr_assert_eq(footer_cache_loads(fc), 1);
@@ -213,26 +213,26 @@ Test(object_read, one_footer_per_version)
     cr_assert_eq(f1->layout.n_chunks, 14);
     footer_cache_put(fc, f1);
     footer_cache_put(fc, f2);
-    const parquet_footer *f3 = footer_cache_get(fc, &o);
+    const parquet_footer *f3 = footer_cache_get(fc, &o, NULL);
     cr_assert_eq(footer_cache_loads(fc), 1, "kept while unreferenced, within the budget");
     footer_cache_put(fc, f3);
     object_ref bad = ref_of("t/junk.parquet", 201);
-    const parquet_footer *j1 = footer_cache_get(fc, &bad);
+    const parquet_footer *j1 = footer_cache_get(fc, &bad, NULL);
     cr_assert_null(j1->meta);
     cr_assert_eq(j1->err.code, FOOTER_E_PARSE);
     cr_assert(strstr(j1->err.msg, "t/junk.parquet"), "the message names the object: %s", j1->err.msg);
     footer_cache_put(fc, j1);
-    footer_cache_put(fc, footer_cache_get(fc, &bad));
+    footer_cache_put(fc, footer_cache_get(fc, &bad, NULL));
     cr_assert_eq(footer_cache_loads(fc), 2, "a footer that does not parse is remembered");
     /* A read that fails is not remembered. */
     object_ref other = ref_of("t/a.parquet", 202);
     fault_plan plan = {.fail_gets = 1};
     fault_store_set(faults, &plan);
-    const parquet_footer *e1 = footer_cache_get(fc, &other);
+    const parquet_footer *e1 = footer_cache_get(fc, &other, NULL);
     cr_assert_null(e1->meta);
     cr_assert_eq(e1->err.code, FOOTER_E_READ);
     footer_cache_put(fc, e1);
-    const parquet_footer *e2 = footer_cache_get(fc, &other);
+    const parquet_footer *e2 = footer_cache_get(fc, &other, NULL);
     cr_assert_not_null(e2->meta, "read again after a failed read");
     footer_cache_put(fc, e2);
     cr_assert_eq(footer_cache_loads(fc), 4);
@@ -251,12 +251,12 @@ Test(object_read, idle_footers_are_evicted_past_the_budget)
     cr_assert(mem_store_put(m, "a.parquet", pq, len));
     footer_cache *fc = footer_cache_create(io, 1, 0); /* nothing idle is kept */
     object_ref o = ref_of("a.parquet", 300);
-    const parquet_footer *f = footer_cache_get(fc, &o);
-    const parquet_footer *g = footer_cache_get(fc, &o);
+    const parquet_footer *f = footer_cache_get(fc, &o, NULL);
+    const parquet_footer *g = footer_cache_get(fc, &o, NULL);
     cr_assert_eq(f, g, "shared while referenced");
     footer_cache_put(fc, f);
     footer_cache_put(fc, g);
-    footer_cache_put(fc, footer_cache_get(fc, &o));
+    footer_cache_put(fc, footer_cache_get(fc, &o, NULL));
     cr_assert_eq(footer_cache_loads(fc), 2);
     mem_store_drain(m);
     footer_cache_destroy(fc);

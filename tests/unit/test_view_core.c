@@ -96,7 +96,7 @@ static uint8_t *read_all(const char *path, size_t *len, int *err)
     cr_assert_gt(ino, 0, "lookup of %s: %lld", path, (long long)ino);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0, "open %s", path);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of, NULL), 0, "open %s", path);
     size_t cap = 1u << 20, n = 0;
     uint8_t *buf = malloc(cap);
     for (;;) {
@@ -255,7 +255,7 @@ Test(view_core, failed_planning_rounds_serve_real_bytes)
     cr_assert_gt(ino, 0);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of, NULL), 0);
     mem_store_drain(m);
     fault_plan plan = {.fail_gets = 1000000};
     fault_store_set(faults, &plan);
@@ -279,7 +279,7 @@ Test(view_core, a_changed_object_is_served_as_the_version_opened_or_not_at_all)
     int64_t ino = lookup(".sieve/views/q/" REL);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of, NULL), 0);
     mem_store_drain(m);
     uint8_t *other = malloc(pq_len);
     memset(other, 0x5a, pq_len);
@@ -326,8 +326,8 @@ Test(view_core, views_mirror_the_tree_and_are_read_only)
     sv_fs_releasedir(fs, d);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_WRONLY, &f, &of), -EROFS);
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDWR, &f, &of), -EROFS);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_WRONLY, &f, &of, NULL), -EROFS);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDWR, &f, &of, NULL), -EROFS);
     size_t len;
     int err;
     uint8_t *txt = read_all(".sieve/views/q/t/notes.txt", &len, &err);
@@ -343,8 +343,8 @@ Test(view_core, handles_left_open_are_freed_with_the_mount)
     sv_open_flags of;
     sv_dir *d;
     sv_attr a;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_RDONLY, &f, &of), 0);
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDONLY, &g, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_RDONLY, &f, &of, NULL), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDONLY, &g, &of, NULL), 0);
     cr_assert_eq(sv_fs_create_file(fs, (uint64_t)lookup(".sieve/hints"), "w.json", O_WRONLY, &h, &a), 0);
     cr_assert_eq(sv_fs_write(fs, h, 0, "{}", 2), 2);
     cr_assert_eq(sv_fs_opendir(fs, (uint64_t)lookup(".sieve"), &d), 0);
@@ -380,10 +380,10 @@ Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
     cr_assert_eq(views_lookup(r, dir.ino, "t", &t), 0);
     cr_assert_eq(views_lookup(r, t.ino, "a.parquet", &f), 0);
     plain_file pf;
-    cr_assert_eq(plain_file_open(p, f.ino & ((1ull << 40) - 1), true, &pf), 0, "the same object, plain");
+    cr_assert_eq(plain_file_open(p, f.ino & ((1ull << 40) - 1), true, &pf, NULL), 0, "the same object, plain");
     view_opened vo;
     sv_open_flags of;
-    cr_assert_eq(views_open(r, f.ino, O_RDONLY, &vo, &of), 0);
+    cr_assert_eq(views_open(r, f.ino, O_RDONLY, &vo, &of, NULL), 0);
     cr_assert_eq(vo.kind, VIEW_OPENED_FILE);
     uint8_t *buf = malloc(len);
     cr_assert_eq(view_reader_read(r, vo.reader, 0, len, buf, NULL), (ssize_t)len);
