@@ -447,7 +447,8 @@ static atomic_bool serving_over; /* the session loop has returned */
 /* SIGTERM, SIGINT, SIGHUP: end the session loop and make every waiting read
  * give up at once. libfuse's own handler only ends the loop, which then
  * joins each worker after its request completes: a worker waiting on a
- * stalled fetch kept the daemon up for minutes. Both calls are a store. */
+ * stalled fetch kept the daemon up for minutes. All of it is
+ * async-signal-safe: atomic stores, sem_post, pthread_kill. */
 static void on_exit_signal(int sig)
 {
     (void)sig;
