@@ -23,6 +23,8 @@ typedef struct {
     atomic_uint_fast64_t errors;           /* requests that failed for good, EIO replies */
     atomic_uint_fast64_t warmup_requests;  /* GETs the warmup sent (also in s3_requests) */
     atomic_uint_fast64_t warmup_bytes;     /* bytes they delivered (also in s3_bytes_fetched) */
+    atomic_uint_fast64_t read_timeouts;    /* reads failed at their --read-timeout (also in errors) */
+    atomic_uint_fast64_t read_interrupts;  /* reads the kernel interrupted (the reader got a signal) */
 } sv_stats;
 
 #define STAT_ADD(st, field, n) atomic_fetch_add_explicit(&(st)->field, (uint_fast64_t)(n), memory_order_relaxed)

@@ -152,6 +152,28 @@ bool cli_parse_size(const char *s, uint64_t *out)
     return true;
 }
 
+bool cli_parse_duration_ms(const char *s, uint64_t lo_ms, uint64_t hi_ms, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s || s[0] == '-' || s[0] == '+' || s[0] == ' ')
+        return false;
+    uint64_t mult;
+    if (strcmp(end, "") == 0 || strcmp(end, "s") == 0)
+        mult = 1000;
+    else if (strcmp(end, "ms") == 0)
+        mult = 1;
+    else if (strcmp(end, "m") == 0 || strcmp(end, "min") == 0)
+        mult = 60000;
+    else
+        return false;
+    if (v > hi_ms / mult || v * mult < lo_ms)
+        return false;
+    *out = v * mult;
+    return true;
+}
+
 bool cli_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
 {
     char *end;

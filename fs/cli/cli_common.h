@@ -110,5 +110,8 @@ bool cli_parse_size(const char *s, uint64_t *out);
 bool cli_parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out);
 /* "5", "5s", "2.5s", "500ms" -> seconds in [0, max_s]. */
 bool cli_parse_duration(const char *s, double max_s, double *out);
+/* "60", "60s", "1500ms", "2m" -> milliseconds in [lo_ms, hi_ms] (a bare
+ * number is seconds). */
+bool cli_parse_duration_ms(const char *s, uint64_t lo_ms, uint64_t hi_ms, uint64_t *out);
 
 #endif

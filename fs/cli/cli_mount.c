@@ -47,6 +47,12 @@ static const char usage_mount[] =
     "  --max-connections N   concurrent S3 requests (default 32)\n"
     "  --stall-timeout MS    retry a request on a new connection when no response\n"
     "                        arrives within MS milliseconds (default 10000)\n"
+    "  --read-timeout DURATION\n"
+    "                        a read that has not completed after DURATION fails\n"
+    "                        with EIO, logged with the object and offset, e.g.\n"
+    "                        30s, 1500ms, 2m; a bare number is seconds (default\n"
+    "                        60s; 1s to 1h). A reader killed while it waits\n"
+    "                        returns at once in any case\n"
     "  --dir-ttl SECONDS     how long a directory listing is reused (default 60;\n"
     "                        _delta_log/ directories: 1)\n"
     "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
@@ -88,6 +94,7 @@ typedef struct {
     bool request_cost_set; /* --request-cost given: overrides the profile */
     uint64_t partial_memory;
     double warmup_s;      /* --warmup: sampling time, 0 for none */
+    uint64_t read_timeout_ms;
     bool foreground;
     bool debug_fuse;
     const char *fuse_opts;
@@ -129,7 +136,7 @@ static void fail(const char *fmt, ...)
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
     enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST,
-           OPT_PARTIALMEM, OPT_WARMUP };
+           OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -141,6 +148,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"request-cost", required_argument, NULL, OPT_REQCOST},
         {"partial-memory", required_argument, NULL, OPT_PARTIALMEM},
         {"warmup", required_argument, NULL, OPT_WARMUP},
+        {"read-timeout", required_argument, NULL, OPT_READTIMEOUT},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -155,6 +163,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->read_ahead = 2u << 20;
     o->partial_memory = PARTIAL_MEMORY_DEFAULT;
     o->warmup_s = 5.0;
+    o->read_timeout_ms = SV_READ_TIMEOUT_DEFAULT_MS;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -220,6 +229,10 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             else if (strncmp(optarg, "network=", 8) != 0 || !cli_parse_duration(optarg + 8, 60, &o->warmup_s))
                 fail("--warmup '%s': expected automatic, none or network=DURATION (like 5s, 800ms, 0; at most 60s)",
                      optarg);
+            break;
+        case OPT_READTIMEOUT:
+            if (!cli_parse_duration_ms(optarg, 1000, 3600000, &o->read_timeout_ms))
+                fail("--read-timeout '%s': expected a duration from 1s to 1h, like 30s, 1500ms or 2m", optarg);
             break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
@@ -529,6 +542,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.prefix = prefix;
     fc.plain.cache_bytes = o->cache_size;
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
+    fc.plain.read_timeout_ms = o->read_timeout_ms;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;
     profile = link_profile_create();

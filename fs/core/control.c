@@ -16,7 +16,7 @@ bool control_owns(uint64_t ino)
 char *control_render_stats(const plain_fs *p, size_t *len)
 {
     const sv_stats *st = p->stats;
-    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
+    json_t *o = json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}",
                           "fuse_reads", (json_int_t)STAT_GET(st, fuse_reads),
                           "fuse_read_bytes", (json_int_t)STAT_GET(st, fuse_read_bytes),
                           "s3_requests", (json_int_t)STAT_GET(st, s3_requests),
@@ -31,7 +31,9 @@ char *control_render_stats(const plain_fs *p, size_t *len)
                           "cache_bytes", (json_int_t)block_cache_bytes(p->cache),
                           "cache_limit_bytes", (json_int_t)block_cache_limit(p->cache),
                           "retries", (json_int_t)STAT_GET(st, retries),
-                          "errors", (json_int_t)STAT_GET(st, errors));
+                          "errors", (json_int_t)STAT_GET(st, errors),
+                          "read_timeouts", (json_int_t)STAT_GET(st, read_timeouts),
+                          "read_interrupts", (json_int_t)STAT_GET(st, read_interrupts));
     /* The warmup's own requests, also counted above (so a test can subtract them). */
     if (o) {
         json_object_set_new(o, "warmup_requests", json_integer((json_int_t)STAT_GET(st, warmup_requests)));

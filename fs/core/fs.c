@@ -61,6 +61,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     p->cache_bytes = 512ull << 20;
     p->block_size = 16u << 10;
     p->max_request = 16ull << 20;
+    p->read_timeout_ms = SV_READ_TIMEOUT_DEFAULT_MS;
     p->prefetch.max_window = 64ull << 20;
     p->prefetch.min_streak = 4ull << 20;
     p->tail_bytes = 64u << 10;
@@ -236,7 +237,7 @@ static sv_handle *view_handle_new(sv_fs *fs, view_opened *vo, handle_kind *kind)
     return w ? &w->h : NULL;
 }
 
-int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of)
+int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of, const sv_cancel *tok)
 {
     *out = NULL;
     memset(of, 0, sizeof *of);
@@ -255,7 +256,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         of->direct_io = true;
     } else if (views_owns(ino)) {
         view_opened vo;
-        int r = views_open(fs->views, ino, flags, &vo, of);
+        int r = views_open(fs->views, ino, flags, &vo, of, tok);
         if (r < 0)
             return r;
         h = view_handle_new(fs, &vo, &kind);
@@ -263,7 +264,7 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         plain_handle *p = calloc(1, sizeof *p);
         if (!p)
             return -ENOMEM;
-        int r = plain_file_open(fs->plain, ino, true, &p->f);
+        int r = plain_file_open(fs->plain, ino, true, &p->f, tok);
         if (r < 0) {
             free(p);
             return r;
@@ -352,7 +353,7 @@ static ssize_t read_text(const text_handle *t, uint64_t off, size_t size, struct
 
 /* A view's bytes are assembled per page into a private buffer. */
 static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, struct iovec *iov, size_t *niov,
-                         sv_read_pins *pins)
+                         sv_read_pins *pins, const sv_cancel *tok)
 {
     uint64_t fsize = view_reader_size(v->r);
     if (off >= fsize || size == 0)
@@ -361,7 +362,7 @@ static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, s
     uint8_t *buf = malloc(n);
     if (!buf)
         return -ENOMEM;
-    ssize_t r = view_reader_read(fs->views, v->r, off, n, buf);
+    ssize_t r = view_reader_read(fs->views, v->r, off, n, buf, tok);
     if (r <= 0) {
         free(buf);
         return r;
@@ -373,8 +374,43 @@ static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, s
     return r;
 }
 
+void sv_fs_cancel_init(sv_fs *fs, sv_cancel *tok)
+{
+    object_io_cancel_init(fs->plain->io, tok);
+}
+
+void sv_fs_shutdown(sv_fs *fs)
+{
+    object_io_shutdown(fs->plain->io);
+}
+
+/* What a read that gave up tells the reader, said once here: an interrupt is
+ * the reader's own doing (EINTR, quiet); a deadline or shutdown is EIO, with
+ * the object and offset in the log. */
+static ssize_t gave_up(sv_fs *fs, const char *key, bool view, uint64_t off, size_t size, ssize_t r)
+{
+    if (r == -EINTR) {
+        STAT_ADD(fs->stats, read_interrupts, 1);
+        log_debug("read of %s at offset %llu (%zu bytes) interrupted by the reader", key,
+                  (unsigned long long)off, size);
+        return r;
+    }
+    if (r == -ETIMEDOUT) {
+        STAT_ADD(fs->stats, read_timeouts, 1);
+        log_warn("read of %s%s at offset %llu (%zu bytes) timed out after %llu ms (--read-timeout): EIO", key,
+                 view ? " (view)" : "", (unsigned long long)off, size,
+                 (unsigned long long)object_io_read_timeout_ms(fs->plain->io));
+        return -EIO;
+    }
+    if (r == -ESHUTDOWN) {
+        log_info("read of %s at offset %llu (%zu bytes) abandoned: unmounting", key, (unsigned long long)off, size);
+        return -EIO;
+    }
+    return r;
+}
+
 ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov, size_t maxiov,
-                          size_t *niov, sv_read_pins *pins)
+                          size_t *niov, sv_read_pins *pins, const sv_cancel *tok)
 {
     *niov = 0;
     memset(pins, 0, sizeof *pins);
@@ -389,14 +425,16 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
     if (f->kind == HANDLE_VIEW) {
         log_trace("read %s offset %llu size %zu (view)", view_reader_key(((view_handle *)f)->r),
                   (unsigned long long)off, size);
-        r = read_view(fs, (view_handle *)f, off, size, iov, niov, pins);
-        if (r < 0)
+        r = read_view(fs, (view_handle *)f, off, size, iov, niov, pins, tok);
+        if (r < 0 && r != -EINTR)
             STAT_ADD(fs->stats, errors, 1);
+        r = gave_up(fs, view_reader_key(((view_handle *)f)->r), true, off, size, r);
     } else {
         plain_handle *p = (plain_handle *)f;
         log_trace("read %s offset %llu size %zu", p->f.obj.key, (unsigned long long)off, size);
         object_read_tally tally = {0};
-        r = plain_file_read(fs->plain, &p->f, off, size, iov, maxiov, niov, &pins->obj, &tally);
+        r = plain_file_read(fs->plain, &p->f, off, size, iov, maxiov, niov, &pins->obj, &tally, tok);
+        r = gave_up(fs, p->f.obj.key, false, off, size, r);
         STAT_ADD(fs->stats, cache_hit_bytes, tally.hit_bytes);
         STAT_ADD(fs->stats, cache_miss_bytes, tally.miss_bytes);
     }

@@ -18,11 +18,19 @@
 #include "partial_memory.h"
 #include "plain.h"
 #include "stats.h"
+#include "sv_cancel.h"
 #include "sv_error.h"
 #include "vfs_types.h"
 
+/* --read-timeout's default. A read that has not completed in this long is
+ * not coming: a healthy link moves the largest read (1 MiB, or a 16 MiB
+ * GET it waits on) in well under a second, and the store's own retries of a
+ * stalled request take tens of seconds; a reader (DuckDB, Spark) rather
+ * gets EIO and its own retry than hangs for minutes. */
+#define SV_READ_TIMEOUT_DEFAULT_MS 60000u
+
 typedef struct {
-    plain_config plain;    /* the plain tree, its caches and prefetch */
+    plain_config plain;    /* the plain tree, its caches and prefetch; plain.read_timeout_ms: --read-timeout */
     /* The mount's measured link, which views price their plans with
      * (profiler/cost_model.h); NULL: no profile, so views read pages with
      * selected rows whole. Owned by the caller; must outlive the fs. */
@@ -58,19 +66,33 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out);
 const sv_dirents *sv_dir_entries(const sv_dir *d);
 void sv_fs_releasedir(sv_fs *fs, sv_dir *d);
 
-int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of);
+/* tok (from sv_fs_cancel_init, may be NULL): an open waits for a Parquet
+ * footer to load, and fails with -EINTR when tok is cancelled meanwhile. */
+int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags *of, const sv_cancel *tok);
+
+/* A read's cancellation token: the mount's read deadline (--read-timeout)
+ * from now, cancelled by sv_fs_shutdown. The caller may cancel it too
+ * (sv_cancel_fire(tok, EINTR) when the kernel interrupts the request). */
+void sv_fs_cancel_init(sv_fs *fs, sv_cancel *tok);
+/* The mount is going away: every wait of a read in progress, and of every
+ * later one, gives up within a wait slice, and the reads fail with EIO.
+ * Fetches in flight go on until the store is destroyed. Async-signal-safe. */
+void sv_fs_shutdown(sv_fs *fs);
 
 /* Zero-copy read: iov entries point into cache blocks (or a private copy)
  * held until sv_fs_read_release. Returns the byte count (iov filled, *niov
  * set) or -errno (nothing held). Reads longer than (SV_READ_MAX_IOV - 1)
- * blocks get -EINVAL. */
+ * blocks get -EINVAL. Waits obey tok (from sv_fs_cancel_init): past its
+ * deadline the read fails with -EIO (logged with the object and offset),
+ * cancelled with EINTR it fails with -EINTR at once; the fetches it started
+ * go on in the background. */
 #define SV_READ_MAX_IOV 128
 typedef struct {
     object_pins obj; /* blocks of the plain path */
     void *owned;     /* a private copy (virtual files, views), freed on release */
 } sv_read_pins;
 ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
-                          size_t maxiov, size_t *niov, sv_read_pins *pins);
+                          size_t maxiov, size_t *niov, sv_read_pins *pins, const sv_cancel *tok);
 void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins);
 void sv_fs_release(sv_fs *fs, sv_file *f);
 

@@ -4,10 +4,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -46,6 +54,10 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     /* libfuse derives max_pages (and so the largest read) from max_write. */
     conn->max_write = 1u << 20;
     conn->want |= FUSE_CAP_ASYNC_READ;
+    /* O_DIRECT reads as synchronous requests: the kernel waits for an async
+     * one uninterruptibly and never sends INTERRUPT for it, so a reader
+     * blocked on a stalled fetch could not even be SIGKILLed. */
+    conn->want &= ~FUSE_CAP_ASYNC_DIO;
     /* Inodes are immutable object versions: never drop their pages on mtime checks. */
     conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 }
@@ -148,11 +160,25 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     fuse_reply_err(req, 0);
 }
 
+/* The kernel interrupts a request when its reader gets a signal; libfuse
+ * calls this on the worker that received the INTERRUPT, under the request's
+ * lock (so it never runs after the read unregistered it). */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+    (void)req;
+    sv_cancel_fire(data, EINTR);
+}
+
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     sv_file *f;
     sv_open_flags of;
-    int r = sv_fs_open(fs_of(req), ino, fi->flags, &f, &of);
+    /* An open may wait for a Parquet footer: interruptible like a read. */
+    sv_cancel tok;
+    sv_fs_cancel_init(fs_of(req), &tok);
+    fuse_req_interrupt_func(req, on_interrupt, &tok);
+    int r = sv_fs_open(fs_of(req), ino, fi->flags, &f, &of, &tok);
+    fuse_req_interrupt_func(req, NULL, NULL); /* tok goes out of scope */
     if (r < 0) {
         fuse_reply_err(req, -r);
         return;
@@ -286,8 +312,12 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     size_t niov = 0;
     sv_read_pins pins;
     sv_fs *fs = fs_of(req);
+    sv_cancel tok;
+    sv_fs_cancel_init(fs, &tok);
+    fuse_req_interrupt_func(req, on_interrupt, &tok); /* runs at once if already interrupted */
     ssize_t n = sv_fs_read_pinned(fs, (sv_file *)(uintptr_t)fi->fh, (uint64_t)off, size, iov,
-                                  SV_READ_MAX_IOV, &niov, &pins);
+                                  SV_READ_MAX_IOV, &niov, &pins, &tok);
+    fuse_req_interrupt_func(req, NULL, NULL); /* tok goes out of scope */
     if (n < 0) {
         fuse_reply_err(req, (int)-n);
         return;
@@ -400,6 +430,118 @@ static void set_kernel_readahead(const char *mountpoint, unsigned bytes)
         log_debug("cannot raise readahead via %s: %s", path, strerror(errno));
 }
 
+/* The session and filesystem the exit signals stop. A signal handler can
+ * only reach them through static storage; set while serving. */
+static struct fuse_session *volatile serving_se;
+static sv_fs *volatile serving_fs;
+static pthread_t serving_thread; /* runs the session loop; set before the handlers */
+
+/* How long the workers get after an exit signal before the mount is detached
+ * and the daemon exits anyway. Every read gives up within a wait slice, but
+ * a listing or HEAD waits inside the store, which no token reaches. */
+#define EXIT_GRACE_S 5
+
+static sem_t exit_sem;           /* posted by each exit signal and by the end of serving */
+static atomic_bool serving_over; /* the session loop has returned */
+
+/* SIGTERM, SIGINT, SIGHUP: end the session loop and make every waiting read
+ * give up at once. libfuse's own handler only ends the loop, which then
+ * joins each worker after its request completes: a worker waiting on a
+ * stalled fetch kept the daemon up for minutes. All of it is
+ * async-signal-safe: atomic stores, sem_post, pthread_kill. */
+static void on_exit_signal(int sig)
+{
+    (void)sig;
+    sv_fs *fs = serving_fs;
+    struct fuse_session *se = serving_se;
+    if (fs)
+        sv_fs_shutdown(fs);
+    if (se)
+        fuse_session_exit(se);
+    sem_post(&exit_sem); /* async-signal-safe: the watchdog counts from here */
+    /* The loop's thread sleeps until a signal interrupts it or a worker
+     * ends; if another thread (the store's) took this one, pass it on. */
+    if (se && !pthread_equal(pthread_self(), serving_thread))
+        pthread_kill(serving_thread, sig);
+}
+
+static const int exit_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGPIPE};
+static struct sigaction saved_actions[sizeof exit_signals / sizeof exit_signals[0]];
+
+/* Install the handlers (saving what was there), or put the saved ones back. */
+static int set_exit_handlers(bool on)
+{
+    int rc = 0;
+    for (size_t i = 0; i < sizeof exit_signals / sizeof exit_signals[0]; i++) {
+        if (!on) {
+            sigaction(exit_signals[i], &saved_actions[i], NULL);
+            continue;
+        }
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        /* A reader gone mid-reply must not kill the daemon (libfuse's handlers do the same). */
+        sa.sa_handler = exit_signals[i] == SIGPIPE ? SIG_IGN : on_exit_signal;
+        if (sigaction(exit_signals[i], &sa, &saved_actions[i]) != 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* Detach the mount, as fuse_session_unmount would: umount2 as root, else
+ * the setuid helper (given a second, it is quick). */
+static void force_detach(const char *mountpoint)
+{
+    if (umount2(mountpoint, MNT_DETACH) == 0 || errno != EPERM)
+        return;
+    char *argv[] = {"fusermount3", "-u", "-z", "-q", (char *)mountpoint, NULL};
+    extern char **environ;
+    pid_t pid;
+    if (posix_spawnp(&pid, "fusermount3", NULL, NULL, argv, environ) != 0)
+        return;
+    for (int i = 0; i < 20 && waitpid(pid, NULL, WNOHANG) == 0; i++)
+        nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
+}
+
+/* Waits for an exit signal (or the end of serving: no deadline, it is the
+ * event itself), then gives the session EXIT_GRACE_S to end. If it has not,
+ * a worker is stuck where no token reaches: detach the mount and exit, so
+ * that SIGTERM ends the mount in seconds whatever is in flight. */
+static void *exit_watchdog(void *ud)
+{
+    const char *mountpoint = ud;
+    while (sem_wait(&exit_sem) != 0 && errno == EINTR)
+        ;
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += EXIT_GRACE_S;
+    while (!atomic_load(&serving_over)) {
+        if (sem_clockwait(&exit_sem, CLOCK_MONOTONIC, &until) == 0 || errno != ETIMEDOUT)
+            continue; /* another signal, the end of serving, or EINTR: look again */
+        if (atomic_load(&serving_over))
+            break;
+        log_warn("%s: requests still running %d s after the exit signal (waiting in the store): "
+                 "detaching the mount and exiting", mountpoint, EXIT_GRACE_S);
+        force_detach(mountpoint);
+        _exit(1);
+    }
+    return NULL;
+}
+
+/* The watchdog takes no exit signal itself: they go to the loop's thread. */
+static int start_watchdog(pthread_t *t, const char *mountpoint)
+{
+    sigset_t block, old;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    int r = pthread_create(t, NULL, exit_watchdog, (void *)mountpoint);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return r;
+}
+
 int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
 {
     adapter ad = {fs, cfg};
@@ -415,17 +557,33 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
                  cfg->extra_opts ? cfg->extra_opts : "");
         return -1;
     }
-    if (fuse_set_signal_handlers(se) != 0) {
+    serving_thread = pthread_self();
+    serving_fs = fs;
+    serving_se = se;
+    atomic_store(&serving_over, false);
+    sem_init(&exit_sem, 0, 0);
+    if (set_exit_handlers(true) != 0) {
+        set_exit_handlers(false);
+        serving_se = NULL;
+        serving_fs = NULL;
         fuse_session_destroy(se);
+        sem_destroy(&exit_sem);
         sv_fail(err, EIO, 0, "cannot install signal handlers");
         return -1;
     }
     if (fuse_session_mount(se, cfg->mountpoint) != 0) {
-        fuse_remove_signal_handlers(se);
+        set_exit_handlers(false);
+        serving_se = NULL;
+        serving_fs = NULL;
         fuse_session_destroy(se);
+        sem_destroy(&exit_sem);
         sv_fail(err, EIO, 0, "cannot mount on %s (see messages above)", cfg->mountpoint);
         return -1;
     }
+    pthread_t watchdog;
+    bool have_watchdog = start_watchdog(&watchdog, cfg->mountpoint) == 0;
+    if (!have_watchdog)
+        log_warn("cannot start the exit watchdog: SIGTERM waits for requests still in the store");
     log_info("mounted on %s", cfg->mountpoint);
     set_kernel_readahead(cfg->mountpoint, cfg->max_readahead);
     if (cfg->on_mounted)
@@ -435,8 +593,15 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
     fuse_loop_cfg_set_clone_fd(lc, 0);
     int rc = fuse_session_loop_mt(se, lc);
     fuse_loop_cfg_destroy(lc);
+    atomic_store(&serving_over, true);
+    sem_post(&exit_sem);
+    if (have_watchdog)
+        pthread_join(watchdog, NULL); /* it returns at once: serving is over */
     fuse_session_unmount(se);
-    fuse_remove_signal_handlers(se);
+    set_exit_handlers(false);
+    serving_se = NULL;
+    serving_fs = NULL;
+    sem_destroy(&exit_sem);
     fuse_session_destroy(se);
     log_info("unmounted %s", cfg->mountpoint);
     return rc < 0 ? -1 : 0;

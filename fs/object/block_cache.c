@@ -53,7 +53,7 @@ block_cache *block_cache_create(uint32_t block_size, uint64_t limit_bytes, sv_st
     bc->stats = stats;
     TAILQ_INIT(&bc->lru);
     pthread_mutex_init(&bc->lock, NULL);
-    pthread_cond_init(&bc->changed, NULL);
+    sv_cond_init(&bc->changed); /* CLOCK_MONOTONIC: waits have deadlines */
     return bc;
 }
 
@@ -256,12 +256,16 @@ void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_
     pthread_mutex_unlock(&bc->lock);
 }
 
-int block_cache_wait(block_cache *bc, cache_block *b)
+int block_cache_wait(block_cache *bc, cache_block *b, const sv_cancel *tok)
 {
     pthread_mutex_lock(&bc->lock);
-    while (b->state == BLOCK_LOADING)
-        pthread_cond_wait(&bc->changed, &bc->lock);
-    int e = b->state == BLOCK_FAILED ? b->error : 0;
+    int e = 0;
+    while (b->state == BLOCK_LOADING && !e)
+        e = sv_cancel_wait(tok, &bc->changed, &bc->lock);
+    /* Given up: the block stays LOADING, owned by its fetch (which holds a
+     * pin until it completes), and the caller's pin is released as usual. */
+    if (b->state != BLOCK_LOADING)
+        e = b->state == BLOCK_FAILED ? b->error : 0;
     pthread_mutex_unlock(&bc->lock);
     return e;
 }

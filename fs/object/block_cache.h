@@ -14,6 +14,7 @@
 #include <sys/queue.h>
 
 #include "stats.h"
+#include "sv_cancel.h"
 
 typedef enum { BLOCK_LOADING = 0, BLOCK_READY, BLOCK_FAILED } block_state;
 
@@ -53,8 +54,10 @@ void block_cache_complete(block_cache *bc, cache_block *b, int error);
 /* Complete a run of LOADING blocks fetched together and drop the fetch's pin
  * on each: one lock and one wake-up for the whole run. */
 void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_t n, int error);
-/* Wait until the block is no longer LOADING; returns 0 or the errno of a failure. */
-int block_cache_wait(block_cache *bc, cache_block *b);
+/* Wait until the block is no longer LOADING, tok's deadline passes or tok is
+ * cancelled: 0, the errno of a failed fetch, or tok's reason (ETIMEDOUT,
+ * EINTR, ESHUTDOWN). tok may be NULL (no deadline). */
+int block_cache_wait(block_cache *bc, cache_block *b, const sv_cancel *tok);
 /* Unpin. A FAILED block is dropped when its last pin goes, so a later read retries. */
 void block_cache_release(block_cache *bc, cache_block *b);
 /* Unpin a block a streaming reader has read past. It goes to the cold end of

@@ -38,6 +38,8 @@ void parquet_footer_clear(parquet_footer *f)
 
 /* Handed out when not even an entry can be allocated; never freed. */
 static const parquet_footer no_memory = {.meta = NULL, .err = {FOOTER_E_NOMEM, 0, "out of memory"}};
+/* What an opener gets when it stops waiting for another's load. */
+static const parquet_footer gave_up = {.meta = NULL, .err = {FOOTER_E_READ, 0, "gave up waiting for the footer"}};
 
 typedef struct footer_entry {
     parquet_footer f;              /* first: footer_cache_put finds the entry from it */
@@ -79,7 +81,7 @@ footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t
     fc->tail_bytes = tail_bytes;
     TAILQ_INIT(&fc->idle);
     pthread_mutex_init(&fc->lock, NULL);
-    pthread_cond_init(&fc->loaded, NULL);
+    sv_cond_init(&fc->loaded);
     return fc;
 }
 
@@ -155,7 +157,7 @@ static void idle_remove(footer_cache *fc, footer_entry *e)
 }
 
 /* Read and parse the footer of o into f (no lock held). */
-static void load(footer_cache *fc, const object_ref *o, parquet_footer *f)
+static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const sv_cancel *opener)
 {
     memset(f, 0, sizeof *f);
     if (o->size < FOOTER_MIN_FILE) {
@@ -171,7 +173,11 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f)
             sv_fail(&f->err, FOOTER_E_NOMEM, 0, "%s: out of memory", o->key);
             return;
         }
-        ssize_t n = object_read(fc->io, o, o->size - tail, (size_t)tail, buf);
+        /* A read deadline of its own, and the opener's interrupt: given up,
+         * it is a failed read, which is not remembered. */
+        sv_cancel tok;
+        object_io_cancel_init_under(fc->io, &tok, opener);
+        ssize_t n = object_read(fc->io, o, o->size - tail, (size_t)tail, buf, &tok);
         if (n != (ssize_t)tail) {
             free(buf);
             sv_fail(&f->err, FOOTER_E_READ, 0, "%s: cannot read the footer", o->key);
@@ -208,7 +214,7 @@ static uint64_t cost_of(const parquet_footer *f)
            sizeof(footer_entry);
 }
 
-const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
+const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o, const sv_cancel *tok)
 {
     pthread_mutex_lock(&fc->lock);
     footer_entry *e = fc->buckets[slot_of(fc, o->id)];
@@ -217,8 +223,15 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
     if (e) {
         if (e->refs++ == 0 && !e->loading)
             idle_remove(fc, e);
-        while (e->loading)
-            pthread_cond_wait(&fc->loaded, &fc->lock);
+        /* Another opener loads it, within its own read deadline. */
+        int w = 0;
+        while (e->loading && !w)
+            w = sv_cancel_wait(tok, &fc->loaded, &fc->lock);
+        if (e->loading) {
+            e->refs--; /* the loader holds one: the entry stays */
+            pthread_mutex_unlock(&fc->lock);
+            return &gave_up;
+        }
         pthread_mutex_unlock(&fc->lock);
         return &e->f;
     }
@@ -233,7 +246,7 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
     index_insert(fc, e);
     fc->loads++;
     pthread_mutex_unlock(&fc->lock);
-    load(fc, o, &e->f);
+    load(fc, o, &e->f, tok);
     pthread_mutex_lock(&fc->lock);
     e->loading = false;
     e->cost = cost_of(&e->f);
@@ -248,7 +261,7 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o)
 
 void footer_cache_put(footer_cache *fc, const parquet_footer *f)
 {
-    if (!f || f == &no_memory)
+    if (!f || f == &no_memory || f == &gave_up)
         return;
     footer_entry *e = (footer_entry *)(uintptr_t)f;
     pthread_mutex_lock(&fc->lock);

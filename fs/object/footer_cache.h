@@ -51,8 +51,10 @@ footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t
 void footer_cache_destroy(footer_cache *fc);
 
 /* The footer of o (a reference; give it back with footer_cache_put). Never
- * NULL: a footer that could not be had has meta NULL and err set. */
-const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o);
+ * NULL: a footer that could not be had has meta NULL and err set. Loading
+ * has a read deadline of its own; waiting for it (this opener's load, or
+ * another's) also ends when tok is cancelled (may be NULL). */
+const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o, const sv_cancel *tok);
 void footer_cache_put(footer_cache *fc, const parquet_footer *f);
 
 /* Loads from the store so far (each a read and a parse), for tests. */

@@ -13,6 +13,8 @@ struct object_io {
     sv_stats *stats;
     uint32_t block_size;
     uint64_t max_request;
+    uint64_t read_timeout_ms;
+    sv_cancel shutdown; /* fired once, at unmount (atomic: any thread or a signal handler) */
 };
 
 void object_ref_free(object_ref *o)
@@ -23,11 +25,14 @@ void object_ref_free(object_ref *o)
     o->key = NULL;
 }
 
-object_io *object_io_create(object_store *store, block_cache *cache, sv_stats *stats, uint64_t max_request)
+object_io *object_io_create(object_store *store, block_cache *cache, sv_stats *stats, uint64_t max_request,
+                            uint64_t read_timeout_ms)
 {
     object_io *io = calloc(1, sizeof *io);
     if (!io)
         return NULL;
+    io->read_timeout_ms = read_timeout_ms;
+    sv_cancel_init(&io->shutdown, NULL, 0);
     io->store = store;
     io->cache = cache;
     io->stats = stats;
@@ -55,6 +60,26 @@ uint64_t object_io_max_request(const object_io *io)
     return io->max_request;
 }
 
+uint64_t object_io_read_timeout_ms(const object_io *io)
+{
+    return io->read_timeout_ms;
+}
+
+void object_io_cancel_init(object_io *io, sv_cancel *tok)
+{
+    sv_cancel_init(tok, &io->shutdown, io->read_timeout_ms);
+}
+
+void object_io_cancel_init_under(object_io *io, sv_cancel *tok, const sv_cancel *parent)
+{
+    sv_cancel_init(tok, parent ? parent : &io->shutdown, io->read_timeout_ms);
+}
+
+void object_io_shutdown(object_io *io)
+{
+    sv_cancel_fire(&io->shutdown, ESHUTDOWN);
+}
+
 /* ---- fetching runs of blocks ------------------------------------------------ */
 
 typedef struct {
@@ -67,7 +92,10 @@ typedef struct {
 static void fetch_done(void *ud, store_status st, const char *errmsg)
 {
     fetch_job *job = ud;
-    if (st != STORE_OK)
+    /* A fetch failed by the store's shutdown is not a failure of the mount. */
+    if (st == STORE_ERR_SHUTDOWN)
+        log_info("fetch abandoned: %s", errmsg && errmsg[0] ? errmsg : store_status_name(st));
+    else if (st != STORE_OK)
         log_error("read failed: %s", errmsg && errmsg[0] ? errmsg : store_status_name(st));
     block_cache_complete_run(job->io->cache, job->blocks, job->n, st == STORE_OK ? 0 : EIO);
     free(job);
@@ -232,7 +260,7 @@ int object_pin(object_io *io, const object_ref *o, uint64_t off, size_t size, si
 }
 
 ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, size_t *niov,
-                         object_read_tally *tally)
+                         object_read_tally *tally, const sv_cancel *tok)
 {
     *niov = 0;
     const uint64_t bs = io->block_size;
@@ -241,9 +269,11 @@ ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, si
     int result = 0;
     for (size_t i = 0; i < pins->n; i++) {
         cache_block *b = pins->blocks[i];
-        int e = block_cache_wait(io->cache, b);
+        int e = block_cache_wait(io->cache, b, tok);
         if (e) {
-            STAT_ADD(io->stats, errors, 1);
+            /* Interrupted readers are not errors of the mount. */
+            if (e != EINTR)
+                STAT_ADD(io->stats, errors, 1);
             result = -e;
             break;
         }
@@ -290,7 +320,8 @@ void object_pins_release(object_io *io, object_pins *pins)
 
 #define COPY_MAX_IOV 128
 
-ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t size, uint8_t *buf)
+ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t size, uint8_t *buf,
+                    const sv_cancel *tok)
 {
     if (off >= o->size)
         return 0;
@@ -306,7 +337,7 @@ ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t siz
         int r = object_pin(io, o, off + done, want, COPY_MAX_IOV, &pins);
         if (r < 0)
             return r;
-        ssize_t n = object_pins_wait(io, &pins, iov, &niov, NULL);
+        ssize_t n = object_pins_wait(io, &pins, iov, &niov, NULL, tok);
         if (n < 0)
             return n;
         if (n == 0)
@@ -322,12 +353,28 @@ ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t siz
 
 /* ---- ranges outside the cache ------------------------------------------------ */
 
+/* The requests of one object_fetch_ranges. Heap-allocated: a waiter that
+ * gives up (deadline, interrupt) leaves it, and the buffers of the requests
+ * still running, to the last completion. */
 typedef struct {
     pthread_mutex_t m;
     pthread_cond_t c;
-    size_t pending; /* under m */
-    bool failed;    /* under m */
+    size_t pending;   /* under m: started, not yet completed */
+    bool failed;      /* under m */
+    bool abandoned;   /* under m: the waiter is gone; the last completion frees everything */
+    uint8_t **bufs;   /* under m: the started requests' buffers, taken over when abandoned */
+    size_t nbufs;
 } fetch_group;
+
+static void group_free(fetch_group *g)
+{
+    for (size_t i = 0; g->abandoned && i < g->nbufs; i++)
+        free(g->bufs[i]);
+    free(g->bufs);
+    pthread_mutex_destroy(&g->m);
+    pthread_cond_destroy(&g->c);
+    free(g);
+}
 
 static void group_done(void *ud, store_status st, const char *errmsg)
 {
@@ -335,45 +382,66 @@ static void group_done(void *ud, store_status st, const char *errmsg)
     pthread_mutex_lock(&g->m);
     if (st != STORE_OK) {
         g->failed = true;
-        log_warn("view fetch failed: %s", errmsg && *errmsg ? errmsg : store_status_name(st));
+        if (!g->abandoned)
+            log_warn("view fetch failed: %s", errmsg && *errmsg ? errmsg : store_status_name(st));
     }
     g->pending--;
+    bool last = g->abandoned && g->pending == 0;
     pthread_cond_broadcast(&g->c);
     pthread_mutex_unlock(&g->m);
+    if (last)
+        group_free(g);
 }
 
-int object_fetch_ranges(object_io *io, const object_ref *o, const object_range *ranges, size_t n,
-                        size_t *started)
+int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges, size_t n, size_t *started,
+                        const sv_cancel *tok)
 {
-    fetch_group g = {.pending = 0, .failed = false};
-    pthread_mutex_init(&g.m, NULL);
-    pthread_cond_init(&g.c, NULL);
+    if (started)
+        *started = 0;
+    fetch_group *g = calloc(1, sizeof *g);
+    if (!g || !(g->bufs = calloc(n ? n : 1, sizeof *g->bufs))) {
+        free(g);
+        return -ENOMEM;
+    }
+    pthread_mutex_init(&g->m, NULL);
+    sv_cond_init(&g->c);
     size_t sent = 0;
+    bool refused = false;
     for (size_t i = 0; i < n; i++) {
         struct iovec iov = {ranges[i].buf, (size_t)ranges[i].len};
         store_request_opts opts = {.high_priority = true};
-        pthread_mutex_lock(&g.m);
-        g.pending++;
-        pthread_mutex_unlock(&g.m);
+        pthread_mutex_lock(&g->m);
+        g->pending++;
+        g->bufs[g->nbufs++] = ranges[i].buf;
+        pthread_mutex_unlock(&g->m);
         if (store_get_async(io->store, o->key, o->etag, ranges[i].off, ranges[i].len, &iov, 1, &opts,
-                            group_done, &g) != STORE_OK) {
-            pthread_mutex_lock(&g.m);
-            g.pending--;
-            g.failed = true;
-            pthread_mutex_unlock(&g.m);
+                            group_done, g) != STORE_OK) {
+            pthread_mutex_lock(&g->m);
+            g->pending--;
+            g->nbufs--;
+            pthread_mutex_unlock(&g->m);
+            refused = true;
             break;
         }
         sent++;
     }
-    /* The store completes every started request (on shutdown too). */
-    pthread_mutex_lock(&g.m);
-    while (g.pending)
-        pthread_cond_wait(&g.c, &g.m);
-    bool failed = g.failed;
-    pthread_mutex_unlock(&g.m);
-    pthread_mutex_destroy(&g.m);
-    pthread_cond_destroy(&g.c);
     if (started)
         *started = sent;
+    /* The store completes every started request (on shutdown too), but a
+     * stalled one may take longer than the caller's deadline. */
+    pthread_mutex_lock(&g->m);
+    int e = 0;
+    while (g->pending && !e)
+        e = sv_cancel_wait(tok, &g->c, &g->m);
+    if (g->pending) {
+        g->abandoned = true;
+        for (size_t i = 0; i < sent; i++)
+            ranges[i].buf = NULL; /* the group's now: requests still write into them */
+        pthread_mutex_unlock(&g->m);
+        return -e;
+    }
+    bool failed = g->failed || refused;
+    pthread_mutex_unlock(&g->m);
+    group_free(g);
     return failed ? -EIO : 0;
 }

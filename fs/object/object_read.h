@@ -5,7 +5,12 @@
  * own; nothing here knows about readers, prefetch policy or views.
  *
  * Thread-safe: the block cache has its own lock; an object_io is read-only
- * after creation. */
+ * after creation but for its shutdown token (atomic).
+ *
+ * Deadlines: every wait takes a token (sv_cancel.h). A reader that gives up
+ * releases only its own pins; each fetch holds a pin of its own on the
+ * blocks it fills, so they stay valid (LOADING) until the store completes
+ * it, and later reads of those bytes wait on the same fetch. */
 #ifndef SIEVE_OBJECT_READ_H
 #define SIEVE_OBJECT_READ_H
 #include <stdbool.h>
@@ -17,6 +22,7 @@
 #include "block_cache.h"
 #include "object_store.h"
 #include "stats.h"
+#include "sv_cancel.h"
 
 #define OBJECT_MAX_RUN_BLOCKS 1024 /* blocks per ranged GET; also bounded by max_request */
 
@@ -33,12 +39,25 @@ void object_ref_free(object_ref *o);
 typedef struct object_io object_io;
 
 /* max_request: the largest single ranged GET (clamped to
- * OBJECT_MAX_RUN_BLOCKS blocks). */
+ * OBJECT_MAX_RUN_BLOCKS blocks). read_timeout_ms: the deadline of one read
+ * (object_io_cancel_init), 0 for none. */
 object_io *object_io_create(object_store *store, block_cache *cache, sv_stats *stats,
-                            uint64_t max_request);
+                            uint64_t max_request, uint64_t read_timeout_ms);
 void object_io_destroy(object_io *io);
 uint32_t object_io_block_size(const object_io *io);
 uint64_t object_io_max_request(const object_io *io);
+uint64_t object_io_read_timeout_ms(const object_io *io);
+
+/* A token for one read: its deadline is the read timeout from now, and it
+ * is cancelled (ESHUTDOWN) by object_io_shutdown. */
+void object_io_cancel_init(object_io *io, sv_cancel *tok);
+/* The same, also cancelled with parent (a token from object_io_cancel_init,
+ * or NULL): work done for a reader with a deadline of its own. */
+void object_io_cancel_init_under(object_io *io, sv_cancel *tok, const sv_cancel *parent);
+/* Make every wait in progress and every later one give up with ESHUTDOWN
+ * (within a wait slice). Fetches in flight go on until the store completes
+ * them; their blocks and buffers stay theirs. Async-signal-safe. */
+void object_io_shutdown(object_io *io);
 
 /* Blocks pinned by a read, released with object_pins_release. */
 typedef struct {
@@ -62,16 +81,19 @@ typedef struct {
  * blocks: 0 or -errno (nothing pinned); -EINVAL when the read spans more
  * than maxiov blocks. object_pins_wait waits for the blocks and points iov
  * into them (pinned until object_pins_release): the byte count or -errno
- * (released then). tally may be NULL. */
+ * (released then). tally may be NULL. Waits obey tok (may be NULL: no
+ * deadline): -ETIMEDOUT, -EINTR or -ESHUTDOWN when it gives up; the fetches
+ * go on, holding pins of their own on the blocks they fill. */
 int object_pin(object_io *io, const object_ref *o, uint64_t off, size_t size, size_t maxiov,
                object_pins *pins);
 ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, size_t *niov,
-                         object_read_tally *tally);
+                         object_read_tally *tally, const sv_cancel *tok);
 void object_pins_release(object_io *io, object_pins *pins);
 
 /* Copy exactly [off, off+size) into buf (clipped at the object's end): the
- * byte count or -errno. */
-ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t size, uint8_t *buf);
+ * byte count or -errno. Waits obey tok, as object_pins_wait. */
+ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t size, uint8_t *buf,
+                    const sv_cancel *tok);
 
 /* Start fetching [start, end) into the cache, in GETs of at most run_bytes
  * (0: max_request). Blocks already cached or loading are skipped; it gives up
@@ -102,8 +124,11 @@ typedef struct {
 
 /* Fetch every range at once (demand priority) and wait for all: 0, or -EIO
  * when any failed (each failure is logged). Bypasses the block cache.
- * *started (may be NULL): how many requests went out. */
-int object_fetch_ranges(object_io *io, const object_ref *o, const object_range *ranges, size_t n,
-                        size_t *started);
+ * *started (may be NULL): how many requests went out. When tok gives up
+ * first (-ETIMEDOUT, -EINTR, -ESHUTDOWN), the buffers of the started
+ * requests are taken over (their buf set to NULL) and freed once the store
+ * completes them, since it still writes into them. */
+int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges, size_t n,
+                        size_t *started, const sv_cancel *tok);
 
 #endif

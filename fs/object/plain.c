@@ -20,7 +20,7 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->start_time = (int64_t)time(NULL);
     p->tree = tree_create(store, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);
     p->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
-    p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request) : NULL;
+    p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request, cfg->read_timeout_ms) : NULL;
     p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
     if (!p->tree || !p->cache || !p->io || !p->footers) {
         plain_fs_destroy(p);
@@ -165,14 +165,22 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
 
 /* ---- open files ---------------------------------------------------------------- */
 
-int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f)
+int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok)
 {
     memset(f, 0, sizeof *f);
     int r = plain_bind_object(p, ino, &f->obj);
     if (r < 0)
         return r;
     if (plain_is_parquet_name(f->obj.key)) {
-        f->footer = footer_cache_get(p->footers, &f->obj);
+        f->footer = footer_cache_get(p->footers, &f->obj, tok);
+        int why = sv_cancel_check(tok);
+        if (!f->footer->meta && (why == EINTR || why == ESHUTDOWN)) {
+            /* The opener is gone: no open without its footer. */
+            footer_cache_put(p->footers, f->footer);
+            f->footer = NULL;
+            object_ref_free(&f->obj);
+            return why == EINTR ? -EINTR : -EIO;
+        }
         if (!f->footer->meta)
             log_info("%s: not using Parquet layout: %s", f->obj.key, f->footer->err.msg);
     } else if (fetch_tail && f->obj.size > 0 && p->cfg.tail_bytes > 0) {
@@ -201,7 +209,7 @@ const parquet_layout *plain_file_layout(const plain_file *f)
 }
 
 ssize_t plain_file_read(plain_fs *p, plain_file *f, uint64_t off, size_t size, struct iovec *iov, size_t maxiov,
-                        size_t *niov, object_pins *pins, object_read_tally *tally)
+                        size_t *niov, object_pins *pins, object_read_tally *tally, const sv_cancel *tok)
 {
     *niov = 0;
     int r = object_pin(p->io, &f->obj, off, size, maxiov, pins);
@@ -212,5 +220,5 @@ ssize_t plain_file_read(plain_fs *p, plain_file *f, uint64_t off, size_t size, s
     /* Prefetch starts before the wait for the read's own blocks. */
     pins->streaming = prefetch_after_read(p->io, &p->cfg.prefetch, &f->obj, plain_file_layout(f), &f->pattern,
                                           pins->off, pins->size);
-    return object_pins_wait(p->io, pins, iov, niov, tally);
+    return object_pins_wait(p->io, pins, iov, niov, tally, tok);
 }

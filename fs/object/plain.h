@@ -30,6 +30,7 @@ typedef struct {
     uint64_t cache_bytes;      /* block cache limit; footers get an eighth more */
     uint32_t block_size;       /* cache block, bytes */
     uint64_t max_request;      /* largest single ranged GET */
+    uint64_t read_timeout_ms;  /* one read's deadline (0: none); also loading a footer */
     uint64_t tail_bytes;       /* fetched from the end of a file at open (a Parquet file's footer) */
     uint64_t dir_ttl_ms;       /* listing cache TTL */
     uint64_t delta_log_ttl_ms; /* same under _delta_log/ */
@@ -82,8 +83,9 @@ typedef struct {
 
 /* Open file inode ino. A .parquet file gets its footer (read once per
  * version); other files, with fetch_tail, their tail in the background in
- * case it is a footer. */
-int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f);
+ * case it is a footer. tok (may be NULL): the opener's; interrupted while
+ * the footer loads, the open fails with -EINTR (-EIO on shutdown). */
+int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok);
 void plain_file_close(plain_fs *p, plain_file *f);
 /* The column-chunk layout when the file's footer parsed, else NULL. */
 const parquet_layout *plain_file_layout(const plain_file *f);
@@ -92,6 +94,7 @@ const parquet_layout *plain_file_layout(const plain_file *f);
  * them until object_pins_release), with prefetch started for what the
  * reader will want next. The byte count, 0 at EOF, or -errno. */
 ssize_t plain_file_read(plain_fs *p, plain_file *f, uint64_t off, size_t size, struct iovec *iov,
-                        size_t maxiov, size_t *niov, object_pins *pins, object_read_tally *tally);
+                        size_t maxiov, size_t *niov, object_pins *pins, object_read_tally *tally,
+                        const sv_cancel *tok);
 
 #endif

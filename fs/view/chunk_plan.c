@@ -194,9 +194,14 @@ static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans
  * the reader is expected to read them (columns the hint names), so pages
  * found real before any round are fetched during the rounds, not after. */
 static void plan_chunks(const view_env *env, const plain_file *pf, const view_file *vf, vchunk *const *chs,
-                        size_t n, bool early, view_counters *vt)
+                        size_t n, bool early, view_counters *vt, const sv_cancel *reader)
 {
     object_io *io = env->plain->io;
+    /* The whole planning: one read deadline of its own, shutdown, and the
+     * interrupt of the reader whose thread plans (given up, the pages left
+     * are real, as on a failed fetch). TODO: plan off the reader's thread. */
+    sv_cancel tok;
+    object_io_cancel_init_under(io, &tok, reader);
     const object_ref *o = &pf->obj;
     const pq_file_meta *m = vf->meta;
     page_job *jobs = NULL;
@@ -235,7 +240,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             memset(&terr, 0, sizeof terr);
             level = SV_LOG_INFO;
             if (!oib || object_read(io, o, (uint64_t)cc->offset_index_offset, (size_t)cc->offset_index_length,
-                                    oib) != cc->offset_index_length) {
+                                    oib, &tok) != cc->offset_index_length) {
                 why = "offset index unreadable", reason = CHUNK_OFFSET_INDEX_BAD;
             } else if (pq_offset_index_parse(oib, (size_t)cc->offset_index_length, &oi, &terr) != TC_OK) {
                 why = "offset index malformed", reason = CHUNK_OFFSET_INDEX_BAD;
@@ -416,7 +421,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         }
         size_t started = 0;
         if (!failed)
-            failed = object_fetch_ranges(io, o, spans, nspans, &started) != 0;
+            failed = object_fetch_ranges(io, o, spans, nspans, &started, &tok) != 0;
         for (size_t i = 0; i < started; i++) {
             plan_bytes += spans[i].len;
             plan_requests++;
@@ -471,14 +476,17 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
 /* Make sure chunk ci is planned (and, with a hint naming columns, all chunks
  * of those columns on the first touch). Called with vf->lock held; may
  * release it while planning. */
-void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci)
+int chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci,
+                      const sv_cancel *tok)
 {
     for (;;) {
         vchunk *ch = &vf->chunks[ci];
         if (ch->state == CH_PLANNED)
-            return;
+            return 0;
         if (ch->state == CH_PLANNING) {
-            pthread_cond_wait(&vf->cond, &vf->lock);
+            int e = sv_cancel_wait(tok, &vf->cond, &vf->lock);
+            if (e && ch->state == CH_PLANNING)
+                return -e;
             continue;
         }
         vchunk **chs = malloc(vf->n_chunks * sizeof *chs);
@@ -486,7 +494,7 @@ void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *
             ch->real = true;
             ch->all_real = true;
             ch->state = CH_PLANNED;
-            return;
+            return 0;
         }
         size_t n = 0;
         chs[n++] = ch;
@@ -514,7 +522,7 @@ void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *
         }
         pthread_mutex_unlock(&vf->lock);
         view_counters t = {0};
-        plan_chunks(env, pf, vf, chs, n, named, &t);
+        plan_chunks(env, pf, vf, chs, n, named, &t, tok);
         pthread_mutex_lock(&vf->lock);
         t.ordinary_bytes = ordinary;
         view_counters_add(&vf->counts, &t);
@@ -548,7 +556,7 @@ void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *
         }
         pthread_mutex_lock(&vf->lock);
         free(chs);
-        return;
+        return 0;
     }
 }
 

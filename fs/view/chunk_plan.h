@@ -18,8 +18,11 @@
 cost_link view_cost_link(const view_env *env);
 
 /* Make sure chunk ci of vf is planned. Called with vf->lock held; releases it
- * while planning (the chunks being planned are claimed: CH_PLANNING). */
-
-void chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci);
+ * while planning (the chunks being planned are claimed: CH_PLANNING). 0, or
+ * -errno when tok gave up waiting for another reader's planning (which goes
+ * on). Planning itself has a read deadline of its own and obeys shutdown and
+ * tok's interrupt: given up, the pages not yet planned are served real. */
+int chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf, size_t ci,
+                      const sv_cancel *tok);
 
 #endif

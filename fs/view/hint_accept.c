@@ -77,7 +77,7 @@ static int check_against_file(const view_env *env, const sv_hint *h, uint64_t in
         sv_fail(err, HINT_E_TABLE, 0, "%s: cannot open (%s)", fr ? fr->path : "table file", strerror(-r));
         return -1;
     }
-    const parquet_footer *ft = footer_cache_get(p->footers, &o);
+    const parquet_footer *ft = footer_cache_get(p->footers, &o, NULL); /* its own deadline */
     const pq_file_meta *m = ft->meta;
     int rc = 0;
     if (!m) {

@@ -161,7 +161,7 @@ static bool rg_stats(void *ud, size_t col, pred_col_stats *out)
 /* Evaluate the predicate on row group g; selected rows appended to *sel
  * (relative to the group). */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,
-                           uint32_t g, row_ranges *sel, sv_error *error)
+                           uint32_t g, row_ranges *sel, sv_error *error, const sv_cancel *tok)
 {
     char err[SV_ERROR_MSG];
     const size_t errlen = sizeof err;
@@ -201,7 +201,7 @@ int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_met
             break;
         }
         object_prefetch(io, o, off, off + len, 0, true);
-        if (object_read(io, o, off, (size_t)len, buf) != (ssize_t)len) {
+        if (object_read(io, o, off, (size_t)len, buf, tok) != (ssize_t)len) {
             snprintf(err, errlen, "filter column %s: read failed", m->leaves[leaf].path);
             rc = -1;
         } else {

@@ -27,8 +27,9 @@ typedef enum {
 } selection_status;
 
 /* Append the selected rows of row group g (relative to the group) to *sel:
- * 0, or -1 with err saying why (the file is then served real). */
+ * 0, or -1 with err saying why (the file is then served real). Reads of
+ * filter chunks obey tok. */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,
-                           uint32_t g, row_ranges *sel, sv_error *err);
+                           uint32_t g, row_ranges *sel, sv_error *err, const sv_cancel *tok);
 
 #endif

@@ -68,10 +68,14 @@ typedef struct {
     hint_writer *writer;   /* HINT: NAME.json opened for writing */
 } view_opened;
 
-int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_open_flags *of);
+/* tok: the opener's (may be NULL), as plain_file_open. */
+int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_open_flags *of,
+               const sv_cancel *tok);
 
-/* Reads of a file through its view: bytes into buf (short only at EOF), or -errno. */
-ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf);
+/* Reads of a file through its view: bytes into buf (short only at EOF), or
+ * -errno. Waits obey tok (the reader's deadline and interrupt; NULL: none). */
+ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
+                         const sv_cancel *tok);
 void view_reader_close(view_registry *r, view_reader *vr);
 uint64_t view_reader_size(const view_reader *vr);
 const char *view_reader_key(const view_reader *vr); /* for messages */

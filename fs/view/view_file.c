@@ -32,7 +32,7 @@ view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, foo
         vf->mem = mem;
         vf->refs = 2; /* the view's list and the caller */
         pthread_mutex_init(&vf->lock, NULL);
-        pthread_cond_init(&vf->cond, NULL);
+        sv_cond_init(&vf->cond);
         vf->next = v->files;
         v->files = vf;
     }
@@ -96,7 +96,7 @@ static int cmp_chunk_start(const void *a, const void *b, void *ud)
 /* The selection of every row group: the predicate's rows (evaluated on the
  * filter columns) intersected with the hint's rows for this file. */
 static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
-                       const pred_bound *b, sv_error *err)
+                       const pred_bound *b, sv_error *err, const sv_cancel *tok)
 {
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
@@ -108,7 +108,7 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         row_ranges from_where = {0};
         bool ok = true;
         if (b) {
-            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err) != 0)
+            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err, tok) != 0)
                 return -1;
         } else {
             ok = row_ranges_append(&from_where, 0, (uint64_t)n);
@@ -171,10 +171,11 @@ static bool build_chunks(const plain_file *pf, view_file *vf)
 
 /* Footer, selection per row group, chunk table. On any failure the file is
  * served real (why_real says why). Called with vf->lock not held. */
-static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf)
+static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                    const sv_cancel *reader)
 {
     const sv_hint *h = v->hint;
-    vf->footer = footer_cache_get(env->plain->footers, &pf->obj);
+    vf->footer = footer_cache_get(env->plain->footers, &pf->obj, reader);
     if (!vf->footer->meta) {
         vf_real(vf, "footer: ", vf->footer->err.msg);
         return;
@@ -220,7 +221,13 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     }
     pq_column_resolver_free(names);
     sv_error err = {0};
-    int rc = select_rows(env, h, pf, vf, b, &err);
+    /* A deadline of its own (the reader's may be nearly spent), and the
+     * interrupt of the reader whose thread prepares: given up, it is a
+     * failed preparation (the file is served real, as on a failed fetch).
+     * TODO: prepare off the reader's thread, so no interrupt costs the plan. */
+    sv_cancel tok;
+    object_io_cancel_init_under(env->plain->io, &tok, reader);
+    int rc = select_rows(env, h, pf, vf, b, &err, &tok);
     pred_bound_free(b);
     if (rc != 0) {
         vf_real(vf, "selection: ", err.msg);
@@ -229,7 +236,8 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     (void)build_chunks(pf, vf);
 }
 
-void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf)
+int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                              const sv_cancel *tok)
 {
     if (vf->state == VF_NEW) {
         if (!plain_is_parquet_name(pf->obj.key)) {
@@ -238,7 +246,7 @@ void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plai
         } else {
             vf->state = VF_PREPARING;
             pthread_mutex_unlock(&vf->lock);
-            prepare(env, v, pf, vf);
+            prepare(env, v, pf, vf, tok);
             pthread_mutex_lock(&vf->lock);
             vf->state = vf->why_real[0] ? VF_REAL : VF_READY;
             if (vf->state == VF_REAL)
@@ -246,8 +254,10 @@ void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plai
             pthread_cond_broadcast(&vf->cond);
         }
     }
-    while (vf->state == VF_PREPARING)
-        pthread_cond_wait(&vf->cond, &vf->lock);
+    int e = 0;
+    while (vf->state == VF_PREPARING && !e)
+        e = sv_cancel_wait(tok, &vf->cond, &vf->lock);
+    return vf->state == VF_PREPARING ? -e : 0;
 }
 
 const vchunk *view_chunk_at(const view_file *vf, uint64_t off, size_t *ci)

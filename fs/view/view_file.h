@@ -83,8 +83,10 @@ void view_file_put(sv_view *v, view_file *vf);
 void view_file_free(view_file *vf);
 
 /* Make the file ready: VF_READY, or VF_REAL with why_real. Called with
- * vf->lock held; may release it while preparing. */
-void view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf);
+ * vf->lock held; may release it while preparing. 0, or -errno when tok
+ * gave up waiting for another reader's preparation (which goes on). */
+int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                              const sv_cancel *tok);
 
 /* The chunk holding off, or NULL (then *ci is the position in by_start of
  * the next chunk). */

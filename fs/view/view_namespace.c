@@ -223,7 +223,8 @@ static int open_hint_text(view_registry *r, sv_view *v, hint_file_kind k, view_o
     return out->text ? 0 : -ENOMEM;
 }
 
-int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_open_flags *of)
+int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_open_flags *of,
+               const sv_cancel *tok)
 {
     memset(out, 0, sizeof *out);
     if (ino == SV_INO_HINTS || ino == SV_INO_VIEWS)
@@ -262,7 +263,7 @@ int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_o
         view_unref(v);
         return -ENOENT;
     }
-    int rc = view_reader_open(r, v, ino & VIEW_BASE_MASK, &out->reader);
+    int rc = view_reader_open(r, v, ino & VIEW_BASE_MASK, &out->reader, tok);
     if (rc < 0) {
         view_unref(v);
         return rc;

@@ -11,14 +11,14 @@
 #include "chunk_plan.h"
 #include "view_file.h"
 
-int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out)
+int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out, const sv_cancel *tok)
 {
     *out = NULL;
     view_reader *vr = calloc(1, sizeof *vr);
     if (!vr)
         return -ENOMEM;
     plain_fs *p = r->env.plain;
-    int rc = plain_file_open(p, base_ino, false, &vr->real);
+    int rc = plain_file_open(p, base_ino, false, &vr->real, tok);
     if (rc < 0) {
         free(vr);
         return rc;
@@ -59,18 +59,19 @@ void view_reader_close(view_registry *r, view_reader *vr)
 
 /* object_read already loops until done; short only at EOF, which inside
  * the object's size means it changed under us. */
-static ssize_t read_real_into(object_io *io, const object_ref *o, uint64_t off, size_t len, uint8_t *dst)
+static ssize_t read_real_into(object_io *io, const object_ref *o, uint64_t off, size_t len, uint8_t *dst,
+                              const sv_cancel *tok)
 {
-    ssize_t n = object_read(io, o, off, len, dst);
+    ssize_t n = object_read(io, o, off, len, dst, tok);
     return n < 0 ? n : (size_t)n == len ? (ssize_t)len : -EIO;
 }
 
 /* Serve [off, off+len) of one planned chunk. */
 static ssize_t serve_chunk(object_io *io, const object_ref *o, const vchunk *ch, uint64_t off, size_t len,
-                           uint8_t *dst)
+                           uint8_t *dst, const sv_cancel *tok)
 {
     if (ch->all_real)
-        return read_real_into(io, o, off, len, dst);
+        return read_real_into(io, o, off, len, dst, tok);
     uint64_t end = off + len;
     uint64_t pos = off;
     for (uint32_t p = vchunk_first_page_after(ch, off); p < ch->pm.n_pages && pos < end; p++) {
@@ -84,7 +85,7 @@ static ssize_t serve_chunk(object_io *io, const object_ref *o, const vchunk *ch,
             pp_image_read(vp->pieces, vp->n_pieces, (uint32_t)(pos - pg->offset), (uint32_t)(stop - pos),
                           dst + (pos - off));
         } else {
-            ssize_t r = read_real_into(io, o, pos, (size_t)(stop - pos), dst + (pos - off));
+            ssize_t r = read_real_into(io, o, pos, (size_t)(stop - pos), dst + (pos - off), tok);
             if (r < 0)
                 return r;
         }
@@ -131,7 +132,8 @@ static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, ui
     prefetch_run_flush(io, o, &run);
 }
 
-ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf)
+ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
+                         const sv_cancel *tok)
 {
     const view_env *env = &r->env;
     object_io *io = env->plain->io;
@@ -142,10 +144,14 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
     if (size > o->size - off)
         size = (size_t)(o->size - off);
     pthread_mutex_lock(&vf->lock);
-    view_file_ensure_prepared(env, vr->view, &vr->real, vf);
+    int e = view_file_ensure_prepared(env, vr->view, &vr->real, vf, tok);
+    if (e < 0) {
+        pthread_mutex_unlock(&vf->lock);
+        return e;
+    }
     if (vf->state == VF_REAL) {
         pthread_mutex_unlock(&vf->lock);
-        return read_real_into(io, o, off, size, buf);
+        return read_real_into(io, o, off, size, buf, tok);
     }
     /* Plan every chunk the read touches. */
     uint64_t end = off + size;
@@ -158,7 +164,11 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
             pos = vf->chunks[vf->by_start[ci]].start;
             continue;
         }
-        chunk_plan_ensure(env, vr->view, &vr->real, vf, ci);
+        e = chunk_plan_ensure(env, vr->view, &vr->real, vf, ci, tok);
+        if (e < 0) {
+            pthread_mutex_unlock(&vf->lock);
+            return e;
+        }
         pos = vf->chunks[ci].end;
     }
     pthread_mutex_unlock(&vf->lock);
@@ -167,8 +177,8 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
     for (uint64_t pos = off; pos < end;) {
         const vchunk *ch;
         uint64_t stop = view_piece_at(vf, pos, end, &ch);
-        ssize_t n = ch ? serve_chunk(io, o, ch, pos, (size_t)(stop - pos), buf + (pos - off))
-                       : read_real_into(io, o, pos, (size_t)(stop - pos), buf + (pos - off));
+        ssize_t n = ch ? serve_chunk(io, o, ch, pos, (size_t)(stop - pos), buf + (pos - off), tok)
+                       : read_real_into(io, o, pos, (size_t)(stop - pos), buf + (pos - off), tok);
         if (n < 0)
             return n;
         pos = stop;

@@ -16,7 +16,8 @@ struct view_reader {
 };
 
 /* Open plain-path file base_ino in view v; the reader takes over the
- * caller's reference to v when it succeeds. 0 or -errno. */
-int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out);
+ * caller's reference to v when it succeeds. 0 or -errno. tok: the opener's
+ * (plain_file_open). */
+int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out, const sv_cancel *tok);
 
 #endif

@@ -11,6 +11,7 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
     proxy.add("get", "ignore_range")                     # answer a ranged GET with 200 + the whole object
     proxy.add("get", "reset", times=1)                   # close the connection without a response
     proxy.add("get", "stall", times=1, seconds=None)     # send nothing until the client gives up
+    proxy.add("get", "trickle", first=16, bytes=8, seconds=2)  # headers and 16 body bytes, then 8 bytes every 2 s
     proxy.add("list", "listing", mode="truncate_xml")    # corrupt ListObjectsV2 bodies
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
@@ -258,6 +259,11 @@ class FaultProxy:
             full = self.fetch_full(bucket, key)
             status, reason, body = 200, "OK", full
             hdrs = [(k, v) for k, v in hdrs if k.lower() not in ("content-range",)]
+        elif act == "trickle" and method == "GET" and status in (200, 206):
+            rec.status = status
+            self._trickle(h, status, hdrs, body, reason, int(p.get("first", 16)), int(p.get("bytes", 8)),
+                          float(p.get("seconds", 2)))
+            return
         elif act == "truncate_body" and method == "GET" and status in (200, 206) and len(body) > 1:
             rec.status = status
             cut = max(1, len(body) * int(p.get("percent", 50)) // 100)
@@ -311,6 +317,29 @@ class FaultProxy:
             h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             h.close_connection = True
+
+    def _trickle(self, h, status, headers, body, reason, first, step, every):
+        """The headers (full Content-Length) and `first` body bytes at once,
+        then `step` bytes every `every` seconds until the body is sent, the
+        client disconnects or the proxy stops: a server that is slow but never
+        silent for long, which no first-byte timeout catches."""
+        try:
+            h.send_response_only(status, reason)
+            for k, v in headers:
+                if k.lower() != "content-length":
+                    h.send_header(k, v)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body[:first])
+            h.wfile.flush()
+            pos = first
+            while pos < len(body) and not self._stop.wait(every):
+                h.wfile.write(body[pos:pos + step])
+                h.wfile.flush()
+                pos += step
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        h.close_connection = True
 
     @staticmethod
     def _reset(h, flush=True):

@@ -49,7 +49,7 @@ Test(block_cache, miss_then_hit)
     cache_block *again = get(bc, 1, 0, false, &created);
     cr_assert_not(created);
     cr_assert_eq(again, b);
-    cr_assert_eq(block_cache_wait(bc, again), 0);
+    cr_assert_eq(block_cache_wait(bc, again, NULL), 0);
     cr_assert_eq(again->data[BS - 1], 0xAB);
     block_cache_release(bc, again);
 
@@ -69,7 +69,7 @@ Test(block_cache, failed_block_is_dropped_and_refetched)
     bool created;
     cache_block *b = get(bc, 1, 5, false, &created);
     block_cache_complete(bc, b, EIO);
-    cr_assert_eq(block_cache_wait(bc, b), EIO);
+    cr_assert_eq(block_cache_wait(bc, b, NULL), EIO);
     block_cache_release(bc, b);
     cr_assert_null(block_cache_lookup(bc, 1, 5));
     cache_block *again = get(bc, 1, 5, false, &created);
@@ -135,7 +135,7 @@ typedef struct {
 static void *waiter(void *p)
 {
     waiter_arg *w = p;
-    w->result = block_cache_wait(w->bc, w->b);
+    w->result = block_cache_wait(w->bc, w->b, NULL);
     return NULL;
 }
 

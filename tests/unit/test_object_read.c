@@ -31,7 +31,7 @@ static void setup(void)
     faults = fault_store_create(mem_store_base(m));
     memset(&stats, 0, sizeof stats);
     cache = block_cache_create(BS, 64u << 20, &stats);
-    io = object_io_create(fault_store_base(faults), cache, &stats, 1u << 20);
+    io = object_io_create(fault_store_base(faults), cache, &stats, 1u << 20, 0);
     cr_assert(m && faults && cache && io);
     data_len = 3 * (1u << 20) + 12345;
     data = malloc(data_len);
@@ -70,14 +70,14 @@ Test(object_read, exact_bytes_then_from_the_cache)
     for (size_t k = 0; k < sizeof offs / sizeof *offs; k++) {
         uint8_t buf[40000];
         size_t want = data_len - offs[k] < sizeof buf ? data_len - offs[k] : sizeof buf;
-        cr_assert_eq(object_read(io, &o, offs[k], sizeof buf, buf), (ssize_t)want);
+        cr_assert_eq(object_read(io, &o, offs[k], sizeof buf, buf, NULL), (ssize_t)want);
         cr_assert_eq(memcmp(buf, data + offs[k], want), 0, "bytes at %zu", offs[k]);
     }
     uint64_t gets = mem_store_counts_now(m).gets;
     uint8_t buf[40000];
-    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf);
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf, NULL), (ssize_t)sizeof buf);
     cr_assert_eq(mem_store_counts_now(m).gets, gets, "cached blocks are not fetched again");
-    cr_assert_eq(object_read(io, &o, data_len, 10, buf), 0, "EOF");
+    cr_assert_eq(object_read(io, &o, data_len, 10, buf, NULL), 0, "EOF");
     object_ref_free(&o);
 }
 
@@ -89,7 +89,7 @@ Test(object_read, pinned_reads_count_hits_and_misses)
     object_pins pins;
     object_read_tally t = {0};
     cr_assert_eq(object_pin(io, &o, 100, 3 * BS, 8, &pins), 0);
-    cr_assert_eq(object_pins_wait(io, &pins, iov, &niov, &t), (ssize_t)(3 * BS));
+    cr_assert_eq(object_pins_wait(io, &pins, iov, &niov, &t, NULL), (ssize_t)(3 * BS));
     cr_assert_eq(niov, 4);
     size_t pos = 100;
     for (size_t i = 0; i < niov; i++) {
@@ -101,7 +101,7 @@ Test(object_read, pinned_reads_count_hits_and_misses)
     cr_assert_eq(t.hit_bytes, 0);
     t = (object_read_tally){0};
     cr_assert_eq(object_pin(io, &o, 100, 3 * BS, 8, &pins), 0);
-    cr_assert_eq(object_pins_wait(io, &pins, iov, &niov, &t), (ssize_t)(3 * BS));
+    cr_assert_eq(object_pins_wait(io, &pins, iov, &niov, &t, NULL), (ssize_t)(3 * BS));
     object_pins_release(io, &pins);
     cr_assert_eq(t.hit_bytes, 3 * BS);
     cr_assert_eq(object_pin(io, &o, 0, 10 * BS, 8, &pins), -EINVAL, "more blocks than iov entries");
@@ -118,7 +118,7 @@ Test(object_read, prefetch_fills_the_cache_in_runs)
     cr_assert_eq(c.get_bytes, 2u << 20);
     cr_assert_eq(STAT_GET(&stats, prefetch_bytes), 2u << 20);
     uint8_t *buf = malloc(1u << 20);
-    cr_assert_eq(object_read(io, &o, 512u << 10, 1u << 20, buf), (ssize_t)(1u << 20));
+    cr_assert_eq(object_read(io, &o, 512u << 10, 1u << 20, buf, NULL), (ssize_t)(1u << 20));
     cr_assert_eq(memcmp(buf, data + (512u << 10), 1u << 20), 0);
     cr_assert_eq(mem_store_counts_now(m).gets, 8, "read from what prefetch fetched");
     /* Parallel parts: a quarter of the span each, at least 1 MiB. */
@@ -133,14 +133,14 @@ Test(object_read, a_changed_object_is_an_error_never_a_mix)
 {
     object_ref o = ref_of("obj", 103);
     uint8_t buf[100];
-    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf);
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf, NULL), (ssize_t)sizeof buf);
     cr_assert(mem_store_put(m, "obj", "replaced", 8));
-    cr_assert_eq(object_read(io, &o, 5u << 20 >> 1, sizeof buf, buf), -EIO, "If-Match fails");
-    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf, "cached bytes of the version stay");
+    cr_assert_eq(object_read(io, &o, 5u << 20 >> 1, sizeof buf, buf, NULL), -EIO, "If-Match fails");
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf, NULL), (ssize_t)sizeof buf, "cached bytes of the version stay");
     cr_assert_eq(memcmp(buf, data, sizeof buf), 0);
     /* Same ETag, shorter object (a broken server): the range fails. */
     cr_assert(mem_store_put_etag(m, "obj", data, 1000, o.etag));
-    cr_assert_eq(object_read(io, &o, 2u << 20, sizeof buf, buf), -EIO);
+    cr_assert_eq(object_read(io, &o, 2u << 20, sizeof buf, buf, NULL), -EIO);
     object_ref_free(&o);
 }
 
@@ -150,14 +150,14 @@ Test(object_read, failures_fail_the_read_and_a_later_read_retries)
     fault_plan plan = {.fail_gets = 1};
     fault_store_set(faults, &plan);
     uint8_t buf[1000];
-    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), -EIO);
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf, NULL), -EIO);
     cr_assert_geq(STAT_GET(&stats, errors), 1);
-    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf), (ssize_t)sizeof buf, "failed blocks are dropped");
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf, NULL), (ssize_t)sizeof buf, "failed blocks are dropped");
     cr_assert_eq(memcmp(buf, data, sizeof buf), 0);
     plan = (fault_plan){.refuse_gets = 1};
     fault_store_set(faults, &plan);
-    cr_assert_eq(object_read(io, &o, 1u << 20, sizeof buf, buf), -EIO, "a refused GET fails its blocks at once");
-    cr_assert_eq(object_read(io, &o, 1u << 20, sizeof buf, buf), (ssize_t)sizeof buf);
+    cr_assert_eq(object_read(io, &o, 1u << 20, sizeof buf, buf, NULL), -EIO, "a refused GET fails its blocks at once");
+    cr_assert_eq(object_read(io, &o, 1u << 20, sizeof buf, buf, NULL), (ssize_t)sizeof buf);
     object_ref_free(&o);
 }
 
@@ -167,7 +167,7 @@ Test(object_read, ranges_outside_the_cache)
     uint8_t a[100], b[5000], c[1];
     object_range r[3] = {{10, sizeof a, a}, {1u << 20, sizeof b, b}, {data_len - 1, 1, c}};
     size_t started = 0;
-    cr_assert_eq(object_fetch_ranges(io, &o, r, 3, &started), 0);
+    cr_assert_eq(object_fetch_ranges(io, &o, r, 3, &started, NULL), 0);
     cr_assert_eq(started, 3);
     cr_assert_eq(memcmp(a, data + 10, sizeof a), 0);
     cr_assert_eq(memcmp(b, data + (1u << 20), sizeof b), 0);
@@ -175,7 +175,7 @@ Test(object_read, ranges_outside_the_cache)
     cr_assert_eq(block_cache_bytes(cache), 0, "nothing went into the cache");
     fault_plan plan = {.fail_gets = 1, .only_from = 1u << 20, .only_to = (1u << 20) + 1};
     fault_store_set(faults, &plan);
-    cr_assert_eq(object_fetch_ranges(io, &o, r, 3, &started), -EIO);
+    cr_assert_eq(object_fetch_ranges(io, &o, r, 3, &started, NULL), -EIO);
     cr_assert_eq(started, 3, "every range went out; one failed");
     object_ref_free(&o);
 }
@@ -204,8 +204,8 @@ Test(object_read, one_footer_per_version)
     cr_assert(mem_store_put(m, "t/junk.parquet", "not parquet at all, just bytes", 30));
     footer_cache *fc = footer_cache_create(io, 1u << 20, 0);
     object_ref o = ref_of("t/a.parquet", 200);
-    const parquet_footer *f1 = footer_cache_get(fc, &o);
-    const parquet_footer *f2 = footer_cache_get(fc, &o);
+    const parquet_footer *f1 = footer_cache_get(fc, &o, NULL);
+    const parquet_footer *f2 = footer_cache_get(fc, &o, NULL);
     cr_assert_not_null(f1->meta, "%s", f1->err.msg);
     cr_assert_eq(f1, f2, "the same parse");
     cr_assert_eq(footer_cache_loads(fc), 1);
@@ -213,26 +213,26 @@ Test(object_read, one_footer_per_version)
     cr_assert_eq(f1->layout.n_chunks, 14);
     footer_cache_put(fc, f1);
     footer_cache_put(fc, f2);
-    const parquet_footer *f3 = footer_cache_get(fc, &o);
+    const parquet_footer *f3 = footer_cache_get(fc, &o, NULL);
     cr_assert_eq(footer_cache_loads(fc), 1, "kept while unreferenced, within the budget");
     footer_cache_put(fc, f3);
     object_ref bad = ref_of("t/junk.parquet", 201);
-    const parquet_footer *j1 = footer_cache_get(fc, &bad);
+    const parquet_footer *j1 = footer_cache_get(fc, &bad, NULL);
     cr_assert_null(j1->meta);
     cr_assert_eq(j1->err.code, FOOTER_E_PARSE);
     cr_assert(strstr(j1->err.msg, "t/junk.parquet"), "the message names the object: %s", j1->err.msg);
     footer_cache_put(fc, j1);
-    footer_cache_put(fc, footer_cache_get(fc, &bad));
+    footer_cache_put(fc, footer_cache_get(fc, &bad, NULL));
     cr_assert_eq(footer_cache_loads(fc), 2, "a footer that does not parse is remembered");
     /* A read that fails is not remembered. */
     object_ref other = ref_of("t/a.parquet", 202);
     fault_plan plan = {.fail_gets = 1};
     fault_store_set(faults, &plan);
-    const parquet_footer *e1 = footer_cache_get(fc, &other);
+    const parquet_footer *e1 = footer_cache_get(fc, &other, NULL);
     cr_assert_null(e1->meta);
     cr_assert_eq(e1->err.code, FOOTER_E_READ);
     footer_cache_put(fc, e1);
-    const parquet_footer *e2 = footer_cache_get(fc, &other);
+    const parquet_footer *e2 = footer_cache_get(fc, &other, NULL);
     cr_assert_not_null(e2->meta, "read again after a failed read");
     footer_cache_put(fc, e2);
     cr_assert_eq(footer_cache_loads(fc), 4);
@@ -251,12 +251,12 @@ Test(object_read, idle_footers_are_evicted_past_the_budget)
     cr_assert(mem_store_put(m, "a.parquet", pq, len));
     footer_cache *fc = footer_cache_create(io, 1, 0); /* nothing idle is kept */
     object_ref o = ref_of("a.parquet", 300);
-    const parquet_footer *f = footer_cache_get(fc, &o);
-    const parquet_footer *g = footer_cache_get(fc, &o);
+    const parquet_footer *f = footer_cache_get(fc, &o, NULL);
+    const parquet_footer *g = footer_cache_get(fc, &o, NULL);
     cr_assert_eq(f, g, "shared while referenced");
     footer_cache_put(fc, f);
     footer_cache_put(fc, g);
-    footer_cache_put(fc, footer_cache_get(fc, &o));
+    footer_cache_put(fc, footer_cache_get(fc, &o, NULL));
     cr_assert_eq(footer_cache_loads(fc), 2);
     mem_store_drain(m);
     footer_cache_destroy(fc);

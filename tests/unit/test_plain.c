@@ -82,7 +82,7 @@ static uint64_t reader_read(plain_file *f, const uint8_t *want, uint64_t off, si
     struct iovec iov[SV_MAX_TEST_IOV];
     size_t niov;
     object_pins pins;
-    ssize_t n = plain_file_read(p, f, off, size, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL);
+    ssize_t n = plain_file_read(p, f, off, size, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL, NULL);
     cr_assert_geq(n, 0);
     size_t pos = off;
     for (size_t i = 0; i < niov; i++) {
@@ -127,8 +127,8 @@ Test(plain, attributes_listings_and_xattrs)
 Test(plain, a_footer_per_version_however_many_opens)
 {
     plain_file f1, f2;
-    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f1), 0);
-    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f2), 0);
+    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f1, NULL), 0);
+    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f2, NULL), 0);
     cr_assert_not_null(plain_file_layout(&f1));
     cr_assert_eq(f1.footer, f2.footer);
     cr_assert_eq(footer_cache_loads(p->footers), 1);
@@ -139,7 +139,7 @@ Test(plain, a_footer_per_version_however_many_opens)
 Test(plain, a_read_into_a_chunk_fetches_that_chunk_and_no_other)
 {
     plain_file f;
-    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f), 0);
+    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f, NULL), 0);
     const parquet_layout *l = plain_file_layout(&f);
     cr_assert_not_null(l);
     mem_store_drain(m);
@@ -161,7 +161,7 @@ Test(plain, a_read_into_a_chunk_fetches_that_chunk_and_no_other)
 Test(plain, sequential_reads_get_a_window_ahead)
 {
     plain_file f;
-    cr_assert_eq(plain_file_open(p, ino_of("t/notes.txt"), true, &f), 0);
+    cr_assert_eq(plain_file_open(p, ino_of("t/notes.txt"), true, &f, NULL), 0);
     mem_store_drain(m);
     uint64_t tail = mem_store_counts_now(m).get_bytes;
     cr_assert_eq(tail, 2048, "the tail of a non-Parquet file, in case it is a footer");
@@ -179,11 +179,11 @@ Test(plain, sequential_reads_get_a_window_ahead)
 Test(plain, reads_of_a_replaced_object_fail)
 {
     plain_file f;
-    cr_assert_eq(plain_file_open(p, ino_of("t/notes.txt"), false, &f), 0);
+    cr_assert_eq(plain_file_open(p, ino_of("t/notes.txt"), false, &f, NULL), 0);
     cr_assert(mem_store_put(m, "w/t/notes.txt", "new", 3));
     struct iovec iov[SV_MAX_TEST_IOV];
     size_t niov;
     object_pins pins;
-    cr_assert_eq(plain_file_read(p, &f, 40000, 100, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL), -EIO);
+    cr_assert_eq(plain_file_read(p, &f, 40000, 100, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL, NULL), -EIO);
     plain_file_close(p, &f);
 }

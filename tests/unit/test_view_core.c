@@ -114,14 +114,14 @@ static uint8_t *read_all(const char *path, size_t *len, int *err)
     cr_assert_gt(ino, 0, "lookup of %s: %lld", path, (long long)ino);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0, "open %s", path);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of, NULL), 0, "open %s", path);
     size_t cap = 1u << 20, n = 0;
     uint8_t *buf = malloc(cap);
     for (;;) {
         struct iovec iov[SV_READ_MAX_IOV];
         size_t niov;
         sv_read_pins pins;
-        ssize_t r = sv_fs_read_pinned(fs, f, n, 128u << 10, iov, SV_READ_MAX_IOV, &niov, &pins);
+        ssize_t r = sv_fs_read_pinned(fs, f, n, 128u << 10, iov, SV_READ_MAX_IOV, &niov, &pins, NULL);
         if (r < 0) {
             *err = (int)r;
             free(buf);
@@ -273,7 +273,7 @@ Test(view_core, failed_planning_rounds_serve_real_bytes)
     cr_assert_gt(ino, 0);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of, NULL), 0);
     mem_store_drain(m);
     fault_plan plan = {.fail_gets = 1000000};
     fault_store_set(faults, &plan);
@@ -297,7 +297,7 @@ Test(view_core, a_changed_object_is_served_as_the_version_opened_or_not_at_all)
     int64_t ino = lookup(".sieve/views/q/" REL);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)ino, O_RDONLY, &f, &of, NULL), 0);
     mem_store_drain(m);
     uint8_t *other = malloc(pq_len);
     memset(other, 0x5a, pq_len);
@@ -307,7 +307,7 @@ Test(view_core, a_changed_object_is_served_as_the_version_opened_or_not_at_all)
     sv_read_pins pins;
     uint8_t *got = malloc(pq_len);
     while (n < pq_len) {
-        ssize_t r = sv_fs_read_pinned(fs, f, n, 4096, iov, SV_READ_MAX_IOV, &niov, &pins);
+        ssize_t r = sv_fs_read_pinned(fs, f, n, 4096, iov, SV_READ_MAX_IOV, &niov, &pins, NULL);
         if (r < 0) {
             cr_assert_eq(r, -EIO, "an error, never the new bytes");
             break;
@@ -344,8 +344,8 @@ Test(view_core, views_mirror_the_tree_and_are_read_only)
     sv_fs_releasedir(fs, d);
     sv_file *f;
     sv_open_flags of;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_WRONLY, &f, &of), -EROFS);
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDWR, &f, &of), -EROFS);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_WRONLY, &f, &of, NULL), -EROFS);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDWR, &f, &of, NULL), -EROFS);
     size_t len;
     int err;
     uint8_t *txt = read_all(".sieve/views/q/t/notes.txt", &len, &err);
@@ -361,8 +361,8 @@ Test(view_core, handles_left_open_are_freed_with_the_mount)
     sv_open_flags of;
     sv_dir *d;
     sv_attr a;
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_RDONLY, &f, &of), 0);
-    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDONLY, &g, &of), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/q/" REL), O_RDONLY, &f, &of, NULL), 0);
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDONLY, &g, &of, NULL), 0);
     cr_assert_eq(sv_fs_create_file(fs, (uint64_t)lookup(".sieve/hints"), "w.json", O_WRONLY, &h, &a), 0);
     cr_assert_eq(sv_fs_write(fs, h, 0, "{}", 2), 2);
     cr_assert_eq(sv_fs_opendir(fs, (uint64_t)lookup(".sieve"), &d), 0);
@@ -398,13 +398,13 @@ Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
     cr_assert_eq(views_lookup(r, dir.ino, "t", &t), 0);
     cr_assert_eq(views_lookup(r, t.ino, "a.parquet", &f), 0);
     plain_file pf;
-    cr_assert_eq(plain_file_open(p, f.ino & ((1ull << 40) - 1), true, &pf), 0, "the same object, plain");
+    cr_assert_eq(plain_file_open(p, f.ino & ((1ull << 40) - 1), true, &pf, NULL), 0, "the same object, plain");
     view_opened vo;
     sv_open_flags of;
-    cr_assert_eq(views_open(r, f.ino, O_RDONLY, &vo, &of), 0);
+    cr_assert_eq(views_open(r, f.ino, O_RDONLY, &vo, &of, NULL), 0);
     cr_assert_eq(vo.kind, VIEW_OPENED_FILE);
     uint8_t *buf = malloc(len);
-    cr_assert_eq(view_reader_read(r, vo.reader, 0, len, buf), (ssize_t)len);
+    cr_assert_eq(view_reader_read(r, vo.reader, 0, len, buf, NULL), (ssize_t)len);
     cr_assert_eq(memcmp(buf + len - 8, file + len - 8, 8), 0, "the footer's trailer is real");
     cr_assert_eq(footer_cache_loads(p->footers), 1, "one parse for acceptance, the plain open and the view");
     view_reader_close(r, vo.reader);
