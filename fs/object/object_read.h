@@ -100,8 +100,9 @@ typedef struct {
     uint8_t *buf;
 } object_range;
 
-/* Fetch every range at once (demand priority) and wait for all: 0, or -EIO
- * when any failed (each failure is logged). Bypasses the block cache.
+/* Fetch every range at once (planning priority: the caller is a view's
+ * planning rounds) and wait for all: 0, or -EIO when any failed (each
+ * failure is logged). Bypasses the block cache.
  * *started (may be NULL): how many requests went out. */
 int object_fetch_ranges(object_io *io, const object_ref *o, const object_range *ranges, size_t n,
                         size_t *started);

@@ -531,7 +531,7 @@ static store_status s3_get_async(object_store *s, const char *key, const char *e
     r->length = length;
     memcpy(r->iov, iov, iovcnt * sizeof *iov);
     r->iovcnt = iovcnt;
-    r->high_priority = opts ? opts->high_priority : true;
+    r->high_priority = opts ? opts->priority == STORE_PRIO_DEMAND : true;
     r->max_attempts = opts ? opts->max_attempts : 0;
     r->done = done;
     r->ud = ud;

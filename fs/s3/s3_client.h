@@ -26,6 +26,7 @@ typedef struct {
     const aws_credentials *creds;
     const char *ca_bundle;     /* used for https only; NULL = system default */
     unsigned max_connections;  /* concurrent requests (and pooled connections) */
+    unsigned max_connecting;   /* connection set-ups at once; 0 = 64 */
     unsigned connect_timeout_ms;
     unsigned stall_timeout_ms; /* no response headers within this => retry on a new connection */
     unsigned low_speed_time_s; /* body slower than 1 byte/s for this long => timeout */

@@ -1,0 +1,137 @@
+"""probe-requests: how many small ranged GETs per second sievefs's own S3
+client carries, next to a reference client, on the same moto and emulated
+link (not a test; prints markdown).
+
+For each profile (wanproxy.py link: wan, region, lan) one moto (SigV4 on,
+one object of --object-mib MiB) and one wanproxy subprocess in front of it;
+for each (N, K) the two clients of tests/tools/store_probe run alternately,
+--reps times each, N GETs of --range bytes at random offsets (the same
+offsets for both, seeded per repetition) with K in flight:
+
+  curl     the reference: one curl multi handle on epoll
+           (curl_multi_socket_action), K reused easy handles, keep-alive;
+  sievefs  s3_client (fs/s3) with an in-flight limit of K, K
+           store_get_async outstanding.
+
+Both are C processes and the proxy is its own Python process, so no client
+shares a GIL with the link. Reports the median requests/s of each and the
+ratio reference/sievefs time (= sievefs slower by this factor; target <= 1.15).
+
+    scripts/probe-requests [--profile wan,lan] [--n 1000,10000] [--k 64,256,512]
+                           [--reps 3] [--range 4096] [--json OUT]
+Defaults are the quick set: --profile wan --n 1000 --k 256 --reps 3.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "e2e"))
+import s3env  # noqa: E402
+
+MiB = 1 << 20
+BUCKET = "probe"
+KEY = "probe/object.bin"
+
+
+def start_proxy(upstream_port: int, profile: str, log) -> tuple:
+    p = subprocess.Popen(
+        [sys.executable, str(REPO / "scripts" / "lib" / "wanproxy.py"), "--upstream",
+         f"127.0.0.1:{upstream_port}", "--profile", profile],
+        stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=s3env.die_with_parent)
+    line = p.stdout.readline().strip()
+    if not line.isdigit():
+        p.kill()
+        raise RuntimeError(f"wanproxy did not start (printed {line!r})")
+    return p, int(line)
+
+
+def run_probe(tool: str, client: str, endpoint: str, creds, etag: str, size: int, n: int, k: int,
+              rng: int, seed: int) -> dict:
+    env = s3env.clean_env(creds.env())
+    cmd = [tool, "--client", client, "--endpoint", endpoint, "--bucket", BUCKET, "--key", KEY,
+           "--etag", etag, "--size", str(size), "-n", str(n), "-k", str(k), "--range", str(rng),
+           "--seed", str(seed)]
+    r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
+    if r.returncode != 0 or not r.stdout.strip():
+        raise RuntimeError(f"{client} n={n} k={k}: exit {r.returncode}: {r.stderr.strip()[-500:]}")
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--profile", default="wan", help="comma-separated wanproxy profiles")
+    ap.add_argument("--n", default="1000", help="comma-separated request counts")
+    ap.add_argument("--k", default="256", help="comma-separated in-flight counts")
+    ap.add_argument("--reps", type=int, default=3, help="runs of each client per cell (alternating)")
+    ap.add_argument("--range", type=int, default=4096, help="bytes per GET")
+    ap.add_argument("--object-mib", type=int, default=4)
+    ap.add_argument("--tool", default=os.environ.get("STORE_PROBE_BIN",
+                                                     str(REPO / "build-dev" / "store_probe")))
+    ap.add_argument("--json", help="also write every run as JSON here")
+    a = ap.parse_args(argv)
+    if not s3env.is_executable(a.tool):
+        ap.error(f"{a.tool} is not built (ninja -C build-dev store_probe, or set STORE_PROBE_BIN)")
+    profiles = a.profile.split(",")
+    ns = [int(x) for x in a.n.split(",")]
+    ks = [int(x) for x in a.k.split(",")]
+
+    work = Path(tempfile.mkdtemp(prefix="probe-requests-"))
+    runs = []
+    rows = []
+    with s3env.MotoServer(auth=True, log_path=work / "moto.log") as moto:
+        s3 = moto.client()
+        s3.create_bucket(Bucket=BUCKET)
+        size = a.object_mib * MiB
+        s3.put_object(Bucket=BUCKET, Key=KEY, Body=s3env.det_bytes("probe", size))
+        etag = s3.head_object(Bucket=BUCKET, Key=KEY)["ETag"]
+        for profile in profiles:
+            with open(work / f"wanproxy-{profile}.log", "ab") as log:
+                proxy, port = start_proxy(moto.port, profile, log)
+                try:
+                    endpoint = f"http://127.0.0.1:{port}"
+                    for n in ns:
+                        for k in ks:
+                            rps = {"curl": [], "sievefs": []}
+                            secs = {"curl": [], "sievefs": []}
+                            for rep in range(a.reps):
+                                order = ("curl", "sievefs") if rep % 2 == 0 else ("sievefs", "curl")
+                                for client in order:
+                                    r = run_probe(a.tool, client, endpoint, moto.creds, etag, size,
+                                                  n, k, a.range, seed=1000 + rep)
+                                    r["profile"] = profile
+                                    runs.append(r)
+                                    rps[client].append(r["rps"])
+                                    secs[client].append(r["seconds"])
+                                    print(f"  {profile} n={n} k={k} {client}: {r['rps']:.0f}/s",
+                                          file=sys.stderr, flush=True)
+                            ref = statistics.median(secs["curl"])
+                            mine = statistics.median(secs["sievefs"])
+                            rows.append((profile, n, k, statistics.median(rps["curl"]),
+                                         statistics.median(rps["sievefs"]), mine / ref))
+                finally:
+                    proxy.terminate()
+                    proxy.wait(10)
+    print(f"Scheduler probe: {a.range}-byte ranged GETs, moto {a.object_mib} MiB object, "
+          f"{a.reps} alternating runs per client, medians; ratio = sievefs time / reference time "
+          f"(target <= 1.15). {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
+    print("| profile | N | K | reference (curl multi) req/s | sievefs req/s | ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for p, n, k, ref, mine, ratio in rows:
+        print(f"| {p} | {n} | {k} | {ref:.0f} | {mine:.0f} | {ratio:.2f} |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(runs, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
