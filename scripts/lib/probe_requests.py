@@ -24,6 +24,7 @@ Defaults are the quick set: --profile wan --n 1000 --k 256 --reps 3.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -54,6 +55,24 @@ def start_proxy(upstream_port: int, profile: str, log) -> tuple:
     return p, int(line)
 
 
+@contextlib.contextmanager
+def range_server(size: int, work: Path):
+    """scripts/lib/range_server.py in its own process: (port, etag)."""
+    with open(work / "range_server.log", "ab") as log:
+        p = subprocess.Popen(
+            [sys.executable, str(REPO / "scripts" / "lib" / "range_server.py"), "--path",
+             f"/{BUCKET}/{KEY}", "--size", str(size)],
+            stdout=subprocess.PIPE, stderr=log, text=True, preexec_fn=s3env.die_with_parent)
+        try:
+            line = p.stdout.readline().strip()
+            if not line.isdigit():
+                raise RuntimeError(f"range_server did not start (printed {line!r})")
+            yield int(line), '"0123456789abcdef0123456789abcdef"'
+        finally:
+            p.terminate()
+            p.wait(10)
+
+
 def run_probe(tool: str, client: str, endpoint: str, creds, etag: str, size: int, n: int, k: int,
               rng: int, seed: int) -> dict:
     env = s3env.clean_env(creds.env())
@@ -77,6 +96,12 @@ def main(argv=None) -> int:
     ap.add_argument("--object-mib", type=int, default=4)
     ap.add_argument("--tool", default=os.environ.get("STORE_PROBE_BIN",
                                                      str(REPO / "build-dev" / "store_probe")))
+    ap.add_argument("--server", choices=("moto", "range"), default="moto",
+                    help="moto (S3 semantics; a few hundred GETs/s here, which then bounds both "
+                         "clients) or range (scripts/lib/range_server.py: ranged GETs only, fast)")
+    ap.add_argument("--auth", action="store_true",
+                    help="moto verifies SigV4 and IAM policy (slower server; default off: "
+                         "requests are still signed, moto does not check them)")
     ap.add_argument("--json", help="also write every run as JSON here")
     a = ap.parse_args(argv)
     if not s3env.is_executable(a.tool):
@@ -88,15 +113,21 @@ def main(argv=None) -> int:
     work = Path(tempfile.mkdtemp(prefix="probe-requests-"))
     runs = []
     rows = []
-    with s3env.MotoServer(auth=True, log_path=work / "moto.log") as moto:
-        s3 = moto.client()
-        s3.create_bucket(Bucket=BUCKET)
-        size = a.object_mib * MiB
-        s3.put_object(Bucket=BUCKET, Key=KEY, Body=s3env.det_bytes("probe", size))
-        etag = s3.head_object(Bucket=BUCKET, Key=KEY)["ETag"]
+    size = a.object_mib * MiB
+    with contextlib.ExitStack() as stack:
+        if a.server == "moto":
+            moto = stack.enter_context(s3env.MotoServer(auth=a.auth, log_path=work / "moto.log"))
+            s3 = moto.client()
+            s3.create_bucket(Bucket=BUCKET)
+            s3.put_object(Bucket=BUCKET, Key=KEY, Body=s3env.det_bytes("probe", size))
+            etag = s3.head_object(Bucket=BUCKET, Key=KEY)["ETag"]
+            upstream_port, creds = moto.port, moto.creds
+        else:
+            upstream_port, etag = stack.enter_context(range_server(size, work))
+            creds = s3env.Credentials("probe", "probe")
         for profile in profiles:
             with open(work / f"wanproxy-{profile}.log", "ab") as log:
-                proxy, port = start_proxy(moto.port, profile, log)
+                proxy, port = start_proxy(upstream_port, profile, log)
                 try:
                     endpoint = f"http://127.0.0.1:{port}"
                     for n in ns:
@@ -106,9 +137,10 @@ def main(argv=None) -> int:
                             for rep in range(a.reps):
                                 order = ("curl", "sievefs") if rep % 2 == 0 else ("sievefs", "curl")
                                 for client in order:
-                                    r = run_probe(a.tool, client, endpoint, moto.creds, etag, size,
+                                    r = run_probe(a.tool, client, endpoint, creds, etag, size,
                                                   n, k, a.range, seed=1000 + rep)
                                     r["profile"] = profile
+                                    r["server"] = a.server
                                     runs.append(r)
                                     rps[client].append(r["rps"])
                                     secs[client].append(r["seconds"])
@@ -121,7 +153,8 @@ def main(argv=None) -> int:
                 finally:
                     proxy.terminate()
                     proxy.wait(10)
-    print(f"Scheduler probe: {a.range}-byte ranged GETs, moto {a.object_mib} MiB object, "
+    print(f"Scheduler probe: {a.range}-byte ranged GETs of a {a.object_mib} MiB object on "
+          f"{a.server}, "
           f"{a.reps} alternating runs per client, medians; ratio = sievefs time / reference time "
           f"(target <= 1.15). {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print("| profile | N | K | reference (curl multi) req/s | sievefs req/s | ratio |")
