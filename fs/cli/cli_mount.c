@@ -37,9 +37,14 @@ static const char usage_mount[] =
     "  --cache-size BYTES    in-memory block cache limit, with optional K/M/G suffix\n"
     "                        (default 512M, minimum 16M)\n"
     "  --log-level LEVEL     error, warn, info, debug or trace (default warn)\n"
-    "  --max-connections N   concurrent S3 requests (default 32)\n"
+    "  --max-connections N   S3 requests in flight at once, retries waiting for\n"
+    "                        their turn included, and pooled connections (1 to\n"
+    "                        1024, default 32)\n"
     "  --stall-timeout MS    retry a request on a new connection when no response\n"
     "                        arrives within MS milliseconds (default 10000)\n"
+    "  --progress-timeout MS retry a request on a new connection when its body\n"
+    "                        brings less than 1 KiB/s over MS milliseconds\n"
+    "                        (default 10000)\n"
     "  --dir-ttl SECONDS     how long a directory listing is reused (default 60;\n"
     "                        _delta_log/ directories: 1)\n"
     "  --read-ahead BYTES    kernel readahead of the mount (default 2M; as root).\n"
@@ -68,6 +73,7 @@ typedef struct {
     int log_level;
     unsigned max_connections;
     unsigned stall_ms;
+    unsigned progress_ms;
     uint64_t dir_ttl_s;
     uint64_t read_ahead;
     uint64_t request_cost;
@@ -99,13 +105,14 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"max-connections", required_argument, NULL, OPT_MAXCONN},
         {"stall-timeout", required_argument, NULL, OPT_STALL},
+        {"progress-timeout", required_argument, NULL, OPT_PROGRESS},
         {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"request-cost", required_argument, NULL, OPT_REQCOST},
@@ -119,6 +126,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->log_level = SV_LOG_WARN;
     o->max_connections = 32;
     o->stall_ms = 10000;
+    o->progress_ms = 10000;
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
     o->request_cost = COST_DEFAULT_REQUEST;
@@ -159,6 +167,11 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_uint(optarg, 100, 600000, &u))
                 fail("--stall-timeout '%s': expected milliseconds from 100 to 600000", optarg);
             o->stall_ms = u;
+            break;
+        case OPT_PROGRESS:
+            if (!cli_parse_uint(optarg, 100, 600000, &u))
+                fail("--progress-timeout '%s': expected milliseconds from 100 to 600000", optarg);
+            o->progress_ms = u;
             break;
         case OPT_DIRTTL:
             if (!cli_parse_uint(optarg, 0, 86400, &u))
@@ -322,7 +335,8 @@ static int serve(const mount_opts *o, const char *mountpoint)
     static cli_s3 s3; /* static: reachable on every exit path */
     sv_error err;
     const cli_s3_tuning tuning = {.max_connections = o->max_connections,
-                                  .stall_timeout_ms = o->stall_ms, .stats = &stats};
+                                  .stall_timeout_ms = o->stall_ms,
+                                  .progress_window_ms = o->progress_ms, .stats = &stats};
     if (!cli_s3_connect(&o->s3, bucket, &tuning, &s3, &err))
         fail("%s", err.msg);
 

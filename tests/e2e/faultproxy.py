@@ -11,6 +11,9 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
     proxy.add("get", "ignore_range")                     # answer a ranged GET with 200 + the whole object
     proxy.add("get", "reset", times=1)                   # close the connection without a response
     proxy.add("get", "stall", times=1, seconds=None)     # send nothing until the client gives up
+    proxy.add("get", "trickle", times=1, head_bytes=64, chunk=8, every=2.0)
+                                                         # headers and head_bytes of the body, then chunk
+                                                         # bytes every `every` s (None: nothing more)
     proxy.add("list", "listing", mode="truncate_xml")    # corrupt ListObjectsV2 bodies
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
@@ -258,6 +261,11 @@ class FaultProxy:
             full = self.fetch_full(bucket, key)
             status, reason, body = 200, "OK", full
             hdrs = [(k, v) for k, v in hdrs if k.lower() not in ("content-range",)]
+        elif act == "trickle" and method == "GET" and status in (200, 206):
+            rec.status = status
+            self._trickle(h, status, hdrs, body, reason, int(p.get("head_bytes", 64)),
+                          int(p.get("chunk", 8)), p.get("every", 2.0))
+            return
         elif act == "truncate_body" and method == "GET" and status in (200, 206) and len(body) > 1:
             rec.status = status
             cut = max(1, len(body) * int(p.get("percent", 50)) // 100)
@@ -311,6 +319,34 @@ class FaultProxy:
             h.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             h.close_connection = True
+
+    def _trickle(self, h, status, headers, body, reason, head_bytes, chunk, every):
+        """The real headers, head_bytes of the body, then chunk bytes every
+        `every` seconds (None: nothing more) until the body is out, the
+        client goes away or the proxy stops."""
+        try:
+            h.send_response_only(status, reason)
+            for k, v in headers:
+                if k.lower() != "content-length":
+                    h.send_header(k, v)
+            h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            h.wfile.write(body[:head_bytes])
+            h.wfile.flush()
+            pos = head_bytes
+            while pos < len(body) and not self._stop.is_set():
+                if every is None:
+                    if not self._stall(h, None):
+                        break
+                    continue
+                if self._stop.wait(float(every)):
+                    break
+                h.wfile.write(body[pos:pos + chunk])
+                h.wfile.flush()
+                pos += chunk
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            pass
+        h.close_connection = True
 
     @staticmethod
     def _reset(h, flush=True):
