@@ -15,7 +15,9 @@ offsets for both, seeded per repetition) with K in flight:
 
 Both are C processes and the proxy is its own Python process, so no client
 shares a GIL with the link. Reports the median requests/s of each and the
-ratio reference/sievefs time (= sievefs slower by this factor; target <= 1.15).
+ratio sievefs time / reference time (target <= 1.15), and the CPU time each
+client process spent per request (user + system; steadier than throughput on
+a shared machine).
 
     scripts/probe-requests [--profile wan,lan] [--n 1000,10000] [--k 64,256,512]
                            [--reps 3] [--range 4096] [--json OUT]
@@ -134,6 +136,7 @@ def main(argv=None) -> int:
                         for k in ks:
                             rps = {"curl": [], "sievefs": []}
                             secs = {"curl": [], "sievefs": []}
+                            cpu = {"curl": [], "sievefs": []}
                             for rep in range(a.reps):
                                 order = ("curl", "sievefs") if rep % 2 == 0 else ("sievefs", "curl")
                                 for client in order:
@@ -144,12 +147,15 @@ def main(argv=None) -> int:
                                     runs.append(r)
                                     rps[client].append(r["rps"])
                                     secs[client].append(r["seconds"])
+                                    cpu[client].append(r["cpu_us_per_req"])
                                     print(f"  {profile} n={n} k={k} {client}: {r['rps']:.0f}/s",
                                           file=sys.stderr, flush=True)
                             ref = statistics.median(secs["curl"])
                             mine = statistics.median(secs["sievefs"])
                             rows.append((profile, n, k, statistics.median(rps["curl"]),
-                                         statistics.median(rps["sievefs"]), mine / ref))
+                                         statistics.median(rps["sievefs"]), mine / ref,
+                                         statistics.median(cpu["curl"]),
+                                         statistics.median(cpu["sievefs"])))
                 finally:
                     proxy.terminate()
                     proxy.wait(10)
@@ -157,10 +163,11 @@ def main(argv=None) -> int:
           f"{a.server}, "
           f"{a.reps} alternating runs per client, medians; ratio = sievefs time / reference time "
           f"(target <= 1.15). {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
-    print("| profile | N | K | reference (curl multi) req/s | sievefs req/s | ratio |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for p, n, k, ref, mine, ratio in rows:
-        print(f"| {p} | {n} | {k} | {ref:.0f} | {mine:.0f} | {ratio:.2f} |")
+    print("| profile | N | K | reference req/s | sievefs req/s | ratio | reference CPU µs/req "
+          "| sievefs CPU µs/req |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for p, n, k, ref, mine, ratio, cref, cmine in rows:
+        print(f"| {p} | {n} | {k} | {ref:.0f} | {mine:.0f} | {ratio:.2f} | {cref:.0f} | {cmine:.0f} |")
     if a.json:
         Path(a.json).write_text(json.dumps(runs, indent=1))
     return 0

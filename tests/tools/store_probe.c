@@ -9,7 +9,11 @@
  *
  * Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (region us-east-1,
  * or AWS_REGION). Prints one JSON line:
- *   {"client":"sievefs","n":1000,"k":64,"seconds":1.23,"rps":813.0,"errors":0}
+ *   {"client":"sievefs","n":1000,"k":64,"seconds":1.23,"rps":813.0,"errors":0,
+ *    "cpu_us_per_req":41.2}
+ * cpu_us_per_req is the process's user + system CPU time over the run (both
+ * clients' set-up and tear-down included) per request: what the client
+ * costs, independent of how loaded the machine is.
  *
  * `curl` is the reference: one curl multi handle driven by
  * curl_multi_socket_action over epoll, K easy handles reused for the whole
@@ -29,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -52,6 +57,14 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+           (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static uint64_t next_offset(uint64_t *rng, const probe_opts *o)
@@ -422,6 +435,7 @@ int main(int argc, char **argv)
     double seconds = 0;
     unsigned errors = 0;
     int rc;
+    double cpu0 = cpu_s();
     if (!strcmp(o.client, "sievefs"))
         rc = run_sievefs(&o, &seconds, &errors);
     else if (!strcmp(o.client, "curl"))
@@ -432,7 +446,9 @@ int main(int argc, char **argv)
     }
     if (rc)
         return rc;
-    printf("{\"client\":\"%s\",\"n\":%u,\"k\":%u,\"seconds\":%.4f,\"rps\":%.1f,\"errors\":%u}\n",
-           o.client, o.n, o.k, seconds, seconds > 0 ? o.n / seconds : 0.0, errors);
+    double cpu = cpu_s() - cpu0;
+    printf("{\"client\":\"%s\",\"n\":%u,\"k\":%u,\"seconds\":%.4f,\"rps\":%.1f,\"errors\":%u,"
+           "\"cpu_us_per_req\":%.1f}\n",
+           o.client, o.n, o.k, seconds, seconds > 0 ? o.n / seconds : 0.0, errors, cpu * 1e6 / o.n);
     return errors ? 1 : 0;
 }
