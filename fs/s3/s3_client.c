@@ -134,16 +134,30 @@ static void wake(s3_client *c)
 
 /* ---- easy handles (transfer thread) ------------------------------------------- */
 
+static int on_prereq(void *ud, char *primary_ip, char *local_ip, int primary_port, int local_port);
+static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a);
+static int on_close_socket(void *ud, curl_socket_t fd);
+
 static CURL *easy_take(s3_client *c)
 {
     if (c->n_free_easy)
         return c->free_easy[--c->n_free_easy];
-    return curl_easy_init();
+    CURL *e = curl_easy_init();
+    if (e) {
+        s3_easy_defaults(&c->ep, e);
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, c);
+        curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+        curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
+    }
+    return e;
 }
 
 static void easy_give_back(s3_client *c, CURL *e)
 {
-    /* Reusing a handle saves its allocation and set-up; the pool of
+    /* Reusing a handle saves its allocation and set-up (no curl_easy_reset:
+     * the next attempt sets every option that differs); the pool of
      * connections is the multi handle's either way. */
     if (c->n_free_easy == c->free_easy_cap) {
         size_t cap = c->free_easy_cap ? c->free_easy_cap * 2 : 64;
@@ -157,7 +171,6 @@ static void easy_give_back(s3_client *c, CURL *e)
         c->free_easy = grown;
         c->free_easy_cap = cap;
     }
-    curl_easy_reset(e);
     c->free_easy[c->n_free_easy++] = e;
 }
 
@@ -337,12 +350,7 @@ static void start_attempt(s3_client *c, s3_request *r)
         return;
     }
     r->client = c;
-    curl_easy_setopt(easy, CURLOPT_PREREQFUNCTION, on_prereq);
     curl_easy_setopt(easy, CURLOPT_PREREQDATA, r);
-    curl_easy_setopt(easy, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
-    curl_easy_setopt(easy, CURLOPT_OPENSOCKETDATA, c);
-    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
-    curl_easy_setopt(easy, CURLOPT_CLOSESOCKETDATA, c);
     r->started_ns = now_ns();
     r->window_start_ns = 0;
     r->window_start_bytes = 0;

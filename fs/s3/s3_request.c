@@ -234,21 +234,13 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
         return false;
     r->headers = h;
 
+    /* Per attempt: what differs between requests, each option set either
+     * way, so that a reused handle carries nothing over from its last one. */
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
-    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
-    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ep->connect_timeout_ms);
-    /* No LOW_SPEED limit: the client's first-byte and progress deadlines
-     * judge slow responses (s3_client.c). */
-    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
-    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     /* A large receive buffer means fewer write callbacks and syscalls on big
      * ranges; a small range gets curl's default, not 512 KiB it never fills. */
     long bufsize = 16L * 1024;
@@ -257,13 +249,30 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
     else if (r->kind == REQ_GET && r->length > (uint64_t)bufsize)
         bufsize = r->length >= 512u * 1024 ? 512L * 1024 : (long)r->length;
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, bufsize);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL); /* never transform object bytes */
     if (r->kind == REQ_HEAD)
         curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    if (r->fresh_connection) {
-        curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
-        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-    }
+    else
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* also undoes a previous NOBODY */
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, r->fresh_connection ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, r->fresh_connection ? 1L : 0L);
+    return true;
+}
+
+void s3_easy_defaults(const s3_endpoint *ep, CURL *e)
+{
+    /* The same for every request: set once per handle, which is then reused
+     * without curl_easy_reset (that would free and re-copy all of it). */
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
+    curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ep->connect_timeout_ms);
+    /* No LOW_SPEED limit: the client's first-byte and progress deadlines
+     * judge slow responses (s3_client.c). */
+    curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL); /* never transform object bytes */
     if (ep->https) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -275,7 +284,6 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
         curl_easy_setopt(e, CURLOPT_USERNAME, ep->user);
         curl_easy_setopt(e, CURLOPT_PASSWORD, ep->pass);
     }
-    return true;
 }
 
 /* ---- completion --------------------------------------------------------- */

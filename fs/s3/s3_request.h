@@ -92,8 +92,11 @@ void s3_request_free(s3_request *r);
 bool s3_request_set_iov(s3_request *r, const struct iovec *iov, size_t iovcnt);
 /* URL of an object key under the endpoint (malloc'd), or NULL. */
 char *s3_object_url(const s3_endpoint *ep, const char *key);
-/* Reset r for its next attempt and set it up on easy (a fresh or reset
- * handle, which r then owns until the attempt ends); false when out of memory. */
+/* The options every request shares, on a new easy handle. */
+void s3_easy_defaults(const s3_endpoint *ep, CURL *easy);
+/* Reset r for its next attempt and set it up on easy (a handle that has had
+ * s3_easy_defaults, new or used before; r owns it until the attempt ends);
+ * false when out of memory. */
 bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy);
 
 /* Judging an attempt. */
