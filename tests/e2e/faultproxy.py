@@ -18,7 +18,8 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
 bucket-level requests), "get"/"head" (object GET/HEAD), "any".
-times=None means always. key=... restricts a fault to one object key.
+times=None means always. key=... restricts a fault to one object key,
+range_start=N (a parameter) to GETs whose Range starts at byte N.
 Every request is recorded in proxy.requests (method, path, key, query,
 headers, kind, fault action, status sent).
 """
@@ -47,8 +48,10 @@ class Fault:
     params: dict = field(default_factory=dict)
     hits: int = 0
 
-    def matches(self, kind: str, key: str | None) -> bool:
+    def matches(self, kind: str, key: str | None, range_start: int | None = None) -> bool:
         if self.times is not None and self.hits >= self.times:
+            return False
+        if "range_start" in self.params and self.params["range_start"] != range_start:
             return False
         if self.kind != "any" and self.kind != kind:
             return False
@@ -198,10 +201,10 @@ class FaultProxy:
                     if (kind is None or r.kind == kind) and (key is None or r.key == key)]
 
     # -- request handling ----------------------------------------------------
-    def _pick(self, kind, key) -> Fault | None:
+    def _pick(self, kind, key, range_start=None) -> Fault | None:
         with self._lock:
             for f in self.faults:
-                if f.matches(kind, key):
+                if f.matches(kind, key, range_start):
                     f.hits += 1
                     return f
         return None
@@ -215,7 +218,8 @@ class FaultProxy:
                      {k.lower(): v for k, v in h.headers.items()}, kind)
         with self._lock:
             self.requests.append(rec)
-        fault = self._pick(kind, key)
+        m = re.match(r"bytes=(\d+)-", h.headers.get("Range") or "")
+        fault = self._pick(kind, key, int(m.group(1)) if m else None)
         act = fault.action if fault else None
         p = fault.params if fault else {}
         rec.fault = act
