@@ -34,3 +34,127 @@ Test(store_status, errno_mapping)
     cr_assert_eq(store_status_errno(STORE_ERR_PROTOCOL), EIO);
     cr_assert_str_eq(store_status_name(STORE_ERR_CHANGED), "object changed");
 }
+
+/* ---- the scheduler without a server: a closed port refuses at once -------- */
+
+#include <pthread.h>
+#include <time.h>
+
+static s3_client *client_on_closed_port(unsigned in_flight)
+{
+    static aws_credentials anon = {.anonymous = true, .region = "us-east-1", .source = "anonymous"};
+    s3_client_config cfg = {
+        .endpoint = "http://127.0.0.1:1", /* tcpmux: nobody listens here */
+        .bucket = "b",
+        .creds = &anon,
+        .max_connections = in_flight,
+        .connect_timeout_ms = 2000,
+        .retry = {.max_attempts = 2, .base_ms = 1, .cap_ms = 2},
+    };
+    s3_client *c = NULL;
+    sv_error err = {0};
+    cr_assert_eq(s3_client_create(&cfg, &c, &err), STORE_OK, "%s", err.msg);
+    return c;
+}
+
+Test(s3_client, in_flight_limit_is_clamped_and_settable)
+{
+    s3_client *c = client_on_closed_port(0);
+    cr_assert_eq(s3_client_in_flight_limit(c), 32);
+    s3_client_set_in_flight(c, 512);
+    cr_assert_eq(s3_client_in_flight_limit(c), 512);
+    s3_client_set_in_flight(c, 0);
+    cr_assert_eq(s3_client_in_flight_limit(c), 1);
+    s3_client_set_in_flight(c, 5000);
+    cr_assert_eq(s3_client_in_flight_limit(c), S3_CLIENT_MAX_IN_FLIGHT);
+    s3_client_destroy(c);
+    c = client_on_closed_port(100000);
+    cr_assert_eq(s3_client_in_flight_limit(c), S3_CLIENT_MAX_IN_FLIGHT);
+    s3_client_destroy(c);
+}
+
+Test(s3_client, deadlines_default_and_partial_update)
+{
+    s3_client *c = client_on_closed_port(4);
+    s3_deadlines d = s3_client_deadlines(c);
+    cr_assert_eq(d.first_byte_ms, 10000);
+    cr_assert_eq(d.progress_window_ms, 10000);
+    cr_assert_eq(d.min_body_rate, 1024);
+    cr_assert_eq(d.body_slack_ms, 10000);
+    s3_client_set_deadlines(c, &(s3_deadlines){.progress_window_ms = 3000, .min_body_rate = 65536});
+    d = s3_client_deadlines(c);
+    cr_assert_eq(d.first_byte_ms, 10000);
+    cr_assert_eq(d.progress_window_ms, 3000);
+    cr_assert_eq(d.min_body_rate, 65536);
+    cr_assert_eq(d.body_slack_ms, 10000);
+    s3_client_destroy(c);
+}
+
+typedef struct {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    unsigned done, network_errors;
+} completion_count;
+
+static void count_done(void *ud, store_status st, const char *errmsg)
+{
+    (void)errmsg;
+    completion_count *cc = ud;
+    pthread_mutex_lock(&cc->m);
+    cc->done++;
+    if (st == STORE_ERR_NETWORK)
+        cc->network_errors++;
+    pthread_cond_signal(&cc->cv);
+    pthread_mutex_unlock(&cc->m);
+}
+
+Test(s3_client, every_queued_request_completes_through_one_slot)
+{
+    /* One slot, retries holding it through their backoff, three classes and
+     * two owners: every request still completes, each exactly once. */
+    enum { N = 40 };
+    s3_client *c = client_on_closed_port(1);
+    object_store *s = s3_client_store(c);
+    completion_count cc = {.done = 0};
+    pthread_mutex_init(&cc.m, NULL);
+    pthread_cond_init(&cc.cv, NULL);
+    static char buf[N][16];
+    int owner_a, owner_b;
+    for (int i = 0; i < N; i++) {
+        struct iovec iov = {buf[i], sizeof buf[i]};
+        store_request_opts o = {.priority = (store_priority)(i % STORE_PRIO_COUNT),
+                                .owner = i % 2 ? (void *)&owner_a : (void *)&owner_b};
+        cr_assert_eq(store_get_async(s, "k", NULL, 0, sizeof buf[i], &iov, 1, &o, count_done, &cc),
+                     STORE_OK);
+    }
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 30;
+    pthread_mutex_lock(&cc.m);
+    while (cc.done < N && pthread_cond_timedwait(&cc.cv, &cc.m, &dl) == 0)
+        ;
+    unsigned done = cc.done, net = cc.network_errors;
+    pthread_mutex_unlock(&cc.m);
+    cr_assert_eq(done, N, "%u of %d completed within 30 s", done, N);
+    cr_assert_eq(net, N);
+    s3_client_destroy(c);
+}
+
+Test(s3_client, destroy_completes_queued_requests)
+{
+    enum { N = 200 };
+    s3_client *c = client_on_closed_port(1);
+    object_store *s = s3_client_store(c);
+    completion_count cc = {.done = 0};
+    pthread_mutex_init(&cc.m, NULL);
+    pthread_cond_init(&cc.cv, NULL);
+    static char buf[16];
+    for (int i = 0; i < N; i++) {
+        struct iovec iov = {buf, sizeof buf};
+        cr_assert_eq(store_get_async(s, "k", NULL, 0, sizeof buf, &iov, 1, NULL, count_done, &cc),
+                     STORE_OK);
+    }
+    s3_client_destroy(c);
+    /* destroy returns after every done callback has run */
+    cr_assert_eq(cc.done, N);
+}
