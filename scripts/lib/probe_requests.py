@@ -21,7 +21,8 @@ a shared machine).
 
     scripts/probe-requests [--profile wan,lan] [--n 1000,10000] [--k 64,256,512]
                            [--reps 3] [--range 4096] [--json OUT]
-Defaults are the quick set: --profile wan --n 1000 --k 256 --reps 3.
+                           [--server moto|range] [--submit thread|callback]
+Defaults are the quick set: --profile wan --n 1000 --k 256 --reps 3, on moto.
 """
 from __future__ import annotations
 
@@ -76,11 +77,13 @@ def range_server(size: int, work: Path):
 
 
 def run_probe(tool: str, client: str, endpoint: str, creds, etag: str, size: int, n: int, k: int,
-              rng: int, seed: int) -> dict:
+              rng: int, seed: int, submit: str) -> dict:
     env = s3env.clean_env(creds.env())
     cmd = [tool, "--client", client, "--endpoint", endpoint, "--bucket", BUCKET, "--key", KEY,
            "--etag", etag, "--size", str(size), "-n", str(n), "-k", str(k), "--range", str(rng),
            "--seed", str(seed)]
+    if client == "sievefs" and submit != "thread":
+        cmd += ["--submit", submit]
     r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900)
     if r.returncode != 0 or not r.stdout.strip():
         raise RuntimeError(f"{client} n={n} k={k}: exit {r.returncode}: {r.stderr.strip()[-500:]}")
@@ -104,6 +107,10 @@ def main(argv=None) -> int:
     ap.add_argument("--auth", action="store_true",
                     help="moto verifies SigV4 and IAM policy (slower server; default off: "
                          "requests are still signed, moto does not check them)")
+    ap.add_argument("--submit", choices=("thread", "callback"), default="thread",
+                    help="how sievefs's GETs are submitted: from a thread that waits for room "
+                         "(default; every completion wakes it, like FUSE readers) or from the "
+                         "done callback on the transfer thread (no hand-off between threads)")
     ap.add_argument("--json", help="also write every run as JSON here")
     a = ap.parse_args(argv)
     if not s3env.is_executable(a.tool):
@@ -141,7 +148,8 @@ def main(argv=None) -> int:
                                 order = ("curl", "sievefs") if rep % 2 == 0 else ("sievefs", "curl")
                                 for client in order:
                                     r = run_probe(a.tool, client, endpoint, creds, etag, size,
-                                                  n, k, a.range, seed=1000 + rep)
+                                                  n, k, a.range, seed=1000 + rep,
+                                                  submit=a.submit)
                                     r["profile"] = profile
                                     r["server"] = a.server
                                     runs.append(r)
@@ -160,7 +168,7 @@ def main(argv=None) -> int:
                     proxy.terminate()
                     proxy.wait(10)
     print(f"Scheduler probe: {a.range}-byte ranged GETs of a {a.object_mib} MiB object on "
-          f"{a.server}, "
+          f"{a.server}, sievefs submitting from the {a.submit}, "
           f"{a.reps} alternating runs per client, medians; ratio = sievefs time / reference time "
           f"(target <= 1.15). {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print("| profile | N | K | reference req/s | sievefs req/s | ratio | reference CPU µs/req "

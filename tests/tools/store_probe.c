@@ -5,7 +5,7 @@
  *
  *   store_probe --client sievefs|curl --endpoint URL --bucket B --key K
  *               --size OBJECT_BYTES [--etag ETAG] [-n N] [-k K] [--range BYTES]
- *               [--seed S] [--connects C]
+ *               [--seed S] [--connects C] [--submit thread|callback]
  *
  * Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (region us-east-1,
  * or AWS_REGION). Prints one JSON line:
@@ -20,7 +20,11 @@
  * run (keep-alive, one per connection), the same SigV4 signing and headers
  * as sievefs. It is what a client with no scheduler of its own costs on
  * libcurl. `sievefs` creates an s3_client with an in-flight limit of K and
- * keeps K store_get_async outstanding from one submitting thread.
+ * keeps K store_get_async outstanding: from one submitting thread that
+ * waits for room (--submit thread, the default: like FUSE readers, every
+ * completion wakes another thread), or from the done callback itself
+ * (--submit callback: the next GET is submitted on the transfer thread, so
+ * the figure is the scheduler and curl without a thread hand-off).
  *
  * Exit status 0 when every GET succeeded, 1 otherwise, 2 on bad usage. */
 #include <curl/curl.h>
@@ -50,6 +54,7 @@ typedef struct {
     uint64_t size, range;
     unsigned n, k, connects;
     uint64_t seed;
+    bool chain; /* --submit callback */
 } probe_opts;
 
 static double now_s(void)
@@ -86,12 +91,28 @@ typedef struct {
     unsigned outstanding; /* guarded by lock */
     unsigned completed;   /* guarded by lock */
     unsigned errors;      /* guarded by lock */
+    /* --submit callback: the done callback submits the next GET itself. */
+    bool chain;           /* read-only during the run */
+    object_store *store;  /* read-only during the run */
+    const probe_opts *o;  /* read-only during the run */
+    unsigned started;     /* guarded by lock (chain mode) */
+    uint64_t rng;         /* guarded by lock (chain mode) */
 } probe_window;
 
 typedef struct {
     probe_window *w;
     char *buf;
 } probe_slot;
+
+static void probe_get_done(void *ud, store_status st, const char *errmsg);
+
+static store_status probe_submit(probe_window *w, probe_slot *slot, uint64_t offset)
+{
+    struct iovec iov = {.iov_base = slot->buf, .iov_len = w->o->range};
+    store_request_opts ro = {.priority = STORE_PRIO_DEMAND};
+    return store_get_async(w->store, w->o->key, w->o->etag, offset, w->o->range, &iov, 1, &ro,
+                           probe_get_done, slot);
+}
 
 static void probe_get_done(void *ud, store_status st, const char *errmsg)
 {
@@ -103,10 +124,27 @@ static void probe_get_done(void *ud, store_status st, const char *errmsg)
             fprintf(stderr, "store_probe: %s: %s\n", store_status_name(st), errmsg);
         w->errors++;
     }
-    w->outstanding--;
     w->completed++;
-    pthread_cond_signal(&w->cv);
+    bool again = w->chain && w->started < w->o->n;
+    uint64_t offset = 0;
+    if (again) {
+        w->started++;
+        offset = next_offset(&w->rng, w->o);
+    } else {
+        w->outstanding--;
+        pthread_cond_signal(&w->cv);
+    }
     pthread_mutex_unlock(&w->lock);
+    if (again && probe_submit(w, s, offset) == STORE_OK)
+        return;
+    if (again) {
+        pthread_mutex_lock(&w->lock);
+        w->errors++;
+        w->completed++;
+        w->outstanding--;
+        pthread_cond_signal(&w->cv);
+        pthread_mutex_unlock(&w->lock);
+    }
     free(s->buf);
     free(s);
 }
@@ -161,18 +199,22 @@ static int run_sievefs(const probe_opts *o, double *seconds, unsigned *errors)
         fprintf(stderr, "store_probe: %s\n", err.msg);
         return 1;
     }
-    object_store *s = s3_client_store(c);
-    probe_window w = {.outstanding = 0};
+    probe_window w = {.store = s3_client_store(c), .o = o, .chain = o->chain, .rng = o->seed | 1};
     pthread_mutex_init(&w.lock, NULL);
     pthread_cond_init(&w.cv, NULL);
-    uint64_t rng = o->seed | 1;
     bool stuck = false;
     double t0 = now_s();
-    for (unsigned i = 0; i < o->n && !stuck; i++) {
+    unsigned first_wave = o->chain ? (o->k < o->n ? o->k : o->n) : o->n;
+    if (o->chain)
+        w.started = first_wave; /* before any callback can run */
+    for (unsigned i = 0; i < first_wave && !stuck; i++) {
         pthread_mutex_lock(&w.lock);
         stuck = !window_wait(&w, has_room, o->k);
-        if (!stuck)
+        uint64_t offset = 0;
+        if (!stuck) {
             w.outstanding++;
+            offset = next_offset(&w.rng, o);
+        }
         pthread_mutex_unlock(&w.lock);
         if (stuck)
             break;
@@ -185,10 +227,7 @@ static int run_sievefs(const probe_opts *o, double *seconds, unsigned *errors)
         }
         slot->w = &w;
         slot->buf = buf;
-        struct iovec iov = {.iov_base = buf, .iov_len = o->range};
-        store_request_opts ro = {.priority = STORE_PRIO_DEMAND};
-        store_status st = store_get_async(s, o->key, o->etag, next_offset(&rng, o), o->range, &iov,
-                                          1, &ro, probe_get_done, slot);
+        store_status st = probe_submit(&w, slot, offset);
         if (st != STORE_OK) {
             fprintf(stderr, "store_probe: submit: %s\n", store_status_name(st));
             free(buf);
@@ -383,7 +422,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: store_probe --client sievefs|curl --endpoint URL --bucket B --key K "
                     "--size BYTES [--etag E] [-n N] [-k K] [--range BYTES] [--seed S] "
-                    "[--connects C]\n");
+                    "[--connects C] [--submit thread|callback]\n");
 }
 
 int main(int argc, char **argv)
@@ -421,6 +460,8 @@ int main(int argc, char **argv)
             o.seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--connects"))
             o.connects = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--submit") && (!strcmp(v, "thread") || !strcmp(v, "callback")))
+            o.chain = !strcmp(v, "callback");
         else {
             usage();
             return 2;
