@@ -91,7 +91,8 @@ static void fetch_run(object_io *io, const object_ref *o, cache_block **run, siz
         job->io = io;
         job->n = n;
         memcpy(job->blocks, run, n * sizeof *run);
-        store_request_opts opts = {.priority = demand ? STORE_PRIO_DEMAND : STORE_PRIO_PREFETCH};
+        store_request_opts opts = {.priority = demand ? STORE_PRIO_DEMAND : STORE_PRIO_PREFETCH,
+                                   .owner = o}; /* turns between open files */
         uint64_t offset = run[0]->index * io->block_size;
         log_trace("GET %s bytes %llu-%llu (%s)", o->key, (unsigned long long)offset,
                   (unsigned long long)(offset + len - 1), demand ? "demand" : "prefetch");
@@ -351,7 +352,7 @@ int object_fetch_ranges(object_io *io, const object_ref *o, const object_range *
     size_t sent = 0;
     for (size_t i = 0; i < n; i++) {
         struct iovec iov = {ranges[i].buf, (size_t)ranges[i].len};
-        store_request_opts opts = {.priority = STORE_PRIO_PLAN};
+        store_request_opts opts = {.priority = STORE_PRIO_PLAN, .owner = o};
         pthread_mutex_lock(&g.m);
         g.pending++;
         pthread_mutex_unlock(&g.m);
