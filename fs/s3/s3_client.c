@@ -378,13 +378,16 @@ static void start_attempt(s3_client *c, s3_request *r)
     }
 }
 
-/* Keep the keep-alive pool as large as the in-flight limit. */
+/* Keep the keep-alive pool as large as the in-flight limit. No
+ * CURLMOPT_MAX_HOST_CONNECTIONS: admission already bounds the transfers (one
+ * connection each), and after the limit is lowered curl would hold new
+ * attempts in a queue of its own, where the first-byte deadline would cut
+ * them off as stalls. */
 static void apply_limit(s3_client *c, unsigned limit)
 {
     if (limit == c->pool_size)
         return;
     curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)limit);
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)limit);
     c->pool_size = limit;
 }
 

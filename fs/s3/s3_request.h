@@ -32,6 +32,8 @@ typedef struct {
 
 typedef enum { REQ_GET, REQ_HEAD, REQ_LIST } req_kind;
 
+/* Built by the submitting thread; from submission on, touched only by the
+ * transfer thread (the queue link under the client's submission lock). */
 typedef struct s3_request {
     rq_entry queued; /* first: its place in the client's request_queue */
     req_kind kind;
