@@ -296,8 +296,9 @@ static size_t ref_on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
     ref_slot *s = ud;
     size_t n = size * nmemb;
-    (void)data; /* the bytes are copied like sievefs's scatter does */
-    memcpy(s->buf + (s->received % 4096), data, n > 4096 ? 4096 : n);
+    /* Copy the bytes as sievefs's scatter does; the reference keeps no data. */
+    size_t at = (size_t)(s->received % 4096), take = n < 4096 - at ? n : 4096 - at;
+    memcpy(s->buf + at, data, take);
     s->received += n;
     return n;
 }
