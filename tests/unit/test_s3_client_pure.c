@@ -1,6 +1,7 @@
 /* The parts of the S3 client that need no server. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -157,4 +158,122 @@ Test(s3_client, destroy_completes_queued_requests)
     s3_client_destroy(c);
     /* destroy returns after every done callback has run */
     cr_assert_eq(cc.done, N);
+}
+
+/* ---- order of service: a server that accepts and never answers ------------- */
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+enum { ORDER_N = 13 };
+
+typedef struct {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    int order[ORDER_N]; /* guarded by m */
+    unsigned done;      /* guarded by m */
+} service_order;
+
+typedef struct {
+    service_order *so;
+    int id;
+} order_tag;
+
+static void order_done(void *ud, store_status st, const char *errmsg)
+{
+    (void)st;
+    (void)errmsg;
+    order_tag *t = ud;
+    pthread_mutex_lock(&t->so->m);
+    if (t->so->done < ORDER_N)
+        t->so->order[t->so->done] = t->id;
+    t->so->done++;
+    pthread_cond_signal(&t->so->cv);
+    pthread_mutex_unlock(&t->so->m);
+}
+
+Test(s3_client, one_slot_serves_demand_then_plan_then_prefetch_and_owners_take_turns)
+{
+    /* The kernel completes connections into the backlog; nothing ever
+     * answers, so every attempt ends at the first-byte deadline, one at a
+     * time through one slot, in the order the scheduler picked them. */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(listen(lfd, 128), 0);
+    cr_assert_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+
+    static aws_credentials anon = {.anonymous = true, .region = "us-east-1", .source = "anonymous"};
+    s3_client_config cfg = {
+        .endpoint = endpoint,
+        .bucket = "b",
+        .creds = &anon,
+        .max_connections = 1,
+        .stall_timeout_ms = 100,
+        .retry = {.max_attempts = 1, .base_ms = 1, .cap_ms = 1},
+    };
+    s3_client *c = NULL;
+    sv_error err = {0};
+    cr_assert_eq(s3_client_create(&cfg, &c, &err), STORE_OK, "%s", err.msg);
+    object_store *s = s3_client_store(c);
+    service_order so = {.done = 0};
+    pthread_mutex_init(&so.m, NULL);
+    pthread_cond_init(&so.cv, NULL);
+    static char buf[16];
+    int owner_a, owner_b;
+    /* id: what was queued; the first takes the slot at once and holds it
+     * for 100 ms, while the rest queue up behind it. */
+    static const struct {
+        int id;
+        store_priority prio;
+        int owner; /* 0 none, 1 a, 2 b */
+    } plan[ORDER_N] = {
+        {0, STORE_PRIO_PREFETCH, 0},                                  /* holds the slot */
+        {1, STORE_PRIO_PREFETCH, 0}, {2, STORE_PRIO_PREFETCH, 0},     /* prefetch */
+        {3, STORE_PRIO_PLAN, 1},     {4, STORE_PRIO_PLAN, 1},         /* planning */
+        {5, STORE_PRIO_DEMAND, 1},   {6, STORE_PRIO_DEMAND, 1},       /* demand of a, */
+        {7, STORE_PRIO_DEMAND, 1},   {8, STORE_PRIO_DEMAND, 1},
+        {9, STORE_PRIO_DEMAND, 2},   {10, STORE_PRIO_DEMAND, 2},      /* then of b */
+        {11, STORE_PRIO_PLAN, 2},    {12, STORE_PRIO_DEMAND, 0},
+    };
+    order_tag tags[ORDER_N];
+    for (int i = 0; i < ORDER_N; i++) {
+        tags[i] = (order_tag){&so, plan[i].id};
+        struct iovec iov = {buf, sizeof buf};
+        store_request_opts o = {.priority = plan[i].prio,
+                                .owner = plan[i].owner == 1   ? (void *)&owner_a
+                                         : plan[i].owner == 2 ? (void *)&owner_b
+                                                              : NULL};
+        cr_assert_eq(store_get_async(s, "k", NULL, 0, sizeof buf, &iov, 1, &o, order_done, &tags[i]),
+                     STORE_OK);
+        if (i == 0) {
+            /* The first one has the slot once its connection is in the
+             * backlog; only then do the others queue. */
+            struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+            cr_assert_eq(poll(&pfd, 1, 5000), 1, "the first request never connected");
+        }
+    }
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 30;
+    pthread_mutex_lock(&so.m);
+    while (so.done < ORDER_N && pthread_cond_timedwait(&so.cv, &so.m, &dl) == 0)
+        ;
+    unsigned done = so.done;
+    pthread_mutex_unlock(&so.m);
+    s3_client_destroy(c);
+    close(lfd);
+    cr_assert_eq(done, ORDER_N, "%u of %d completed within 30 s", done, ORDER_N);
+    /* Demand first, owners a, b and none taking turns in the order they
+     * first queued; then planning (a, b alternating); then prefetch. */
+    static const int want[ORDER_N] = {0, 5, 9, 12, 6, 10, 7, 8, 3, 11, 4, 1, 2};
+    for (int i = 0; i < ORDER_N; i++)
+        cr_assert_eq(so.order[i], want[i], "completion %d: request %d, want %d", i, so.order[i],
+                     want[i]);
 }
