@@ -277,3 +277,58 @@ Test(s3_client, one_slot_serves_demand_then_plan_then_prefetch_and_owners_take_t
         cr_assert_eq(so.order[i], want[i], "completion %d: request %d, want %d", i, so.order[i],
                      want[i]);
 }
+
+Test(s3_client, a_retry_backing_off_keeps_its_slot)
+{
+    /* One slot. The first request stalls three times (first-byte deadline
+     * 100 ms, backoffs up to 300 ms between); the second, queued behind it,
+     * must not start during those backoffs, so it completes after the first. */
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    cr_assert_eq(bind(lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(listen(lfd, 128), 0);
+    cr_assert_eq(getsockname(lfd, (struct sockaddr *)&sa, &len), 0);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+    static aws_credentials anon = {.anonymous = true, .region = "us-east-1", .source = "anonymous"};
+    s3_client_config cfg = {
+        .endpoint = endpoint,
+        .bucket = "b",
+        .creds = &anon,
+        .max_connections = 1,
+        .stall_timeout_ms = 100,
+        .retry = {.max_attempts = 3, .base_ms = 300, .cap_ms = 300},
+    };
+    s3_client *c = NULL;
+    sv_error err = {0};
+    cr_assert_eq(s3_client_create(&cfg, &c, &err), STORE_OK, "%s", err.msg);
+    object_store *s = s3_client_store(c);
+    service_order so = {.done = 0};
+    pthread_mutex_init(&so.m, NULL);
+    pthread_cond_init(&so.cv, NULL);
+    static char buf[16];
+    order_tag tags[2] = {{&so, 1}, {&so, 2}};
+    struct iovec iov = {buf, sizeof buf};
+    store_request_opts first = {.max_attempts = 3}, second = {.max_attempts = 1};
+    cr_assert_eq(store_get_async(s, "k", NULL, 0, sizeof buf, &iov, 1, &first, order_done, &tags[0]),
+                 STORE_OK);
+    struct pollfd pfd = {.fd = lfd, .events = POLLIN};
+    cr_assert_eq(poll(&pfd, 1, 5000), 1, "the first request never connected");
+    cr_assert_eq(store_get_async(s, "k", NULL, 0, sizeof buf, &iov, 1, &second, order_done, &tags[1]),
+                 STORE_OK);
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += 30;
+    pthread_mutex_lock(&so.m);
+    while (so.done < 2 && pthread_cond_timedwait(&so.cv, &so.m, &dl) == 0)
+        ;
+    unsigned done = so.done;
+    int order0 = so.order[0], order1 = so.order[1];
+    pthread_mutex_unlock(&so.m);
+    s3_client_destroy(c);
+    close(lfd);
+    cr_assert_eq(done, 2);
+    cr_assert_eq(order0, 1, "the queued request ran while the first one was backing off");
+    cr_assert_eq(order1, 2);
+}
