@@ -332,3 +332,74 @@ Test(s3_client, a_retry_backing_off_keeps_its_slot)
     cr_assert_eq(order0, 1, "the queued request ran while the first one was backing off");
     cr_assert_eq(order1, 2);
 }
+
+/* ---- body deadlines: a server that sends the head and a few bytes, then nothing */
+
+typedef struct {
+    int lfd;
+    int stop_pipe[2];
+} stalling_server;
+
+static void *stall_mid_body(void *arg)
+{
+    stalling_server *ss = arg;
+    int fd = accept(ss->lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    char req[4096];
+    ssize_t got = recv(fd, req, sizeof req, 0);
+    (void)got;
+    static const char head[] = "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes 0-15/16\r\n"
+                               "Content-Length: 16\r\n\r\nabcd";
+    ssize_t sent = send(fd, head, sizeof head - 1, MSG_NOSIGNAL);
+    (void)sent;
+    struct pollfd pfd = {.fd = ss->stop_pipe[0], .events = POLLIN};
+    poll(&pfd, 1, 10000); /* hold the connection open until the test ends */
+    close(fd);
+    return NULL;
+}
+
+Test(s3_client, a_body_that_stops_is_cut_off_by_the_progress_deadline)
+{
+    stalling_server ss;
+    ss.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof sa;
+    cr_assert_eq(bind(ss.lfd, (struct sockaddr *)&sa, sizeof sa), 0);
+    cr_assert_eq(listen(ss.lfd, 8), 0);
+    cr_assert_eq(getsockname(ss.lfd, (struct sockaddr *)&sa, &len), 0);
+    cr_assert_eq(pipe(ss.stop_pipe), 0);
+    pthread_t server;
+    cr_assert_eq(pthread_create(&server, NULL, stall_mid_body, &ss), 0);
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%u", ntohs(sa.sin_port));
+    static aws_credentials anon = {.anonymous = true, .region = "us-east-1", .source = "anonymous"};
+    s3_client_config cfg = {
+        .endpoint = endpoint,
+        .bucket = "b",
+        .creds = &anon,
+        .max_connections = 4,
+        .stall_timeout_ms = 5000, /* headers arrive at once: the body deadline must act */
+        .progress_window_ms = 200,
+        .retry = {.max_attempts = 1, .base_ms = 1, .cap_ms = 1},
+    };
+    s3_client *c = NULL;
+    sv_error err = {0};
+    cr_assert_eq(s3_client_create(&cfg, &c, &err), STORE_OK, "%s", err.msg);
+    char buf[16];
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    store_status st = store_get(s3_client_store(c), "k", NULL, 0, sizeof buf, buf, &err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double elapsed = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    s3_client_destroy(c);
+    ssize_t w = write(ss.stop_pipe[1], "x", 1);
+    (void)w;
+    pthread_join(server, NULL);
+    close(ss.lfd);
+    close(ss.stop_pipe[0]);
+    close(ss.stop_pipe[1]);
+    cr_assert_eq(st, STORE_ERR_TIMEOUT, "%s: %s", store_status_name(st), err.msg);
+    cr_assert(strstr(err.msg, "body stalled"), "%s", err.msg);
+    cr_assert_lt(elapsed, 2.0, "cut off after %.2f s, window 0.2 s", elapsed);
+}
