@@ -77,6 +77,7 @@ bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tunin
         .max_connections = t->max_connections,
         .connect_timeout_ms = 3000,
         .stall_timeout_ms = t->stall_timeout_ms,
+        .progress_window_ms = t->progress_window_ms,
         .retry = RETRY_POLICY_DEFAULT,
         .stats = t->stats,
     };

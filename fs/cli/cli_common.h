@@ -79,8 +79,9 @@ typedef struct {
 } cli_s3;
 
 typedef struct {
-    unsigned max_connections;
-    unsigned stall_timeout_ms;
+    unsigned max_connections;    /* in-flight limit */
+    unsigned stall_timeout_ms;   /* first-byte deadline */
+    unsigned progress_window_ms; /* body progress deadline; 0 = the client's default */
     sv_stats *stats; /* may be NULL */
 } cli_s3_tuning;
 

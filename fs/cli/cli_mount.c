@@ -44,9 +44,16 @@ static const char usage_mount[] =
     "  --cache-size BYTES    in-memory block cache limit, with optional K/M/G suffix\n"
     "                        (default 512M, minimum 16M)\n"
     "  --log-level LEVEL     error, warn, info, debug or trace (default warn)\n"
-    "  --max-connections N   concurrent S3 requests (default 32)\n"
+    "  --max-connections N   S3 requests in flight at once, retries waiting for\n"
+    "                        their turn included, and pooled connections (1 to\n"
+    "                        1024). Default: 64 until the warmup has measured the\n"
+    "                        link, then its suggestion (32 to 512)\n"
     "  --stall-timeout MS    retry a request on a new connection when no response\n"
-    "                        arrives within MS milliseconds (default 10000)\n"
+    "                        arrives within MS milliseconds (default 10000; the\n"
+    "                        warmup lowers it to 10 slow round trips, at least 2 s)\n"
+    "  --progress-timeout MS retry a request on a new connection when its body\n"
+    "                        brings less than 1 KiB/s over MS milliseconds\n"
+    "                        (default 10000)\n"
     "  --read-timeout DURATION\n"
     "                        a read that has not completed after DURATION fails\n"
     "                        with EIO, logged with the object and offset, e.g.\n"
@@ -87,7 +94,10 @@ typedef struct {
     uint64_t cache_size;
     int log_level;
     unsigned max_connections;
+    bool max_connections_set; /* given: the profile does not change it */
     unsigned stall_ms;
+    bool stall_set;
+    unsigned progress_ms;
     uint64_t dir_ttl_s;
     uint64_t read_ahead;
     uint64_t request_cost;
@@ -99,6 +109,12 @@ typedef struct {
     bool debug_fuse;
     const char *fuse_opts;
 } mount_opts;
+
+/* Requests in flight without --max-connections: before the warmup has
+ * measured the link, and the range its suggestion is kept in. */
+#define MOUNT_IN_FLIGHT_BEFORE_PROFILE 64u
+#define MOUNT_IN_FLIGHT_MIN 32u
+#define MOUNT_IN_FLIGHT_MAX 512u
 
 /* Errors before and during start-up are one line on stderr (or, in the
  * daemon child, one line down the pipe to the waiting parent). The pipe's
@@ -135,14 +151,15 @@ static void fail(const char *fmt, ...)
 
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
-    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_DIRTTL, OPT_READAHEAD, OPT_REQCOST,
-           OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT };
+    enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD,
+           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
         {"log-level", required_argument, NULL, OPT_LOG},
         {"max-connections", required_argument, NULL, OPT_MAXCONN},
         {"stall-timeout", required_argument, NULL, OPT_STALL},
+        {"progress-timeout", required_argument, NULL, OPT_PROGRESS},
         {"dir-ttl", required_argument, NULL, OPT_DIRTTL},
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"request-cost", required_argument, NULL, OPT_REQCOST},
@@ -157,8 +174,9 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     memset(o, 0, sizeof *o);
     o->cache_size = 512ull << 20;
     o->log_level = SV_LOG_WARN;
-    o->max_connections = 32;
+    o->max_connections = MOUNT_IN_FLIGHT_BEFORE_PROFILE;
     o->stall_ms = 10000;
+    o->progress_ms = 10000;
     o->dir_ttl_s = 60;
     o->read_ahead = 2u << 20;
     o->partial_memory = PARTIAL_MEMORY_DEFAULT;
@@ -196,11 +214,18 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_uint(optarg, 1, 1024, &u))
                 fail("--max-connections '%s': expected a number from 1 to 1024", optarg);
             o->max_connections = u;
+            o->max_connections_set = true;
             break;
         case OPT_STALL:
             if (!cli_parse_uint(optarg, 100, 600000, &u))
                 fail("--stall-timeout '%s': expected milliseconds from 100 to 600000", optarg);
             o->stall_ms = u;
+            o->stall_set = true;
+            break;
+        case OPT_PROGRESS:
+            if (!cli_parse_uint(optarg, 100, 600000, &u))
+                fail("--progress-timeout '%s': expected milliseconds from 100 to 600000", optarg);
+            o->progress_ms = u;
             break;
         case OPT_DIRTTL:
             if (!cli_parse_uint(optarg, 0, 86400, &u))
@@ -315,16 +340,42 @@ static void on_warmup_progress(void *ud, const char *what)
     pthread_mutex_unlock(&report_lock);
 }
 
+/* What the warmup's profile may change in the client: the in-flight limit
+ * and the first-byte deadline, unless given on the command line. */
+typedef struct {
+    s3_client *client;
+    unsigned in_flight;    /* the limit to keep (given, or the default before a profile) */
+    bool in_flight_fixed;  /* --max-connections given */
+    unsigned first_byte_ms;
+    bool first_byte_fixed; /* --stall-timeout given */
+} warmup_apply;
+
+static void apply_profile(const warmup_apply *a, const conn_profile *p)
+{
+    unsigned n = a->in_flight;
+    if (p && !a->in_flight_fixed && p->suggested_in_flight > 0) {
+        n = p->suggested_in_flight;
+        n = n < MOUNT_IN_FLIGHT_MIN ? MOUNT_IN_FLIGHT_MIN : n > MOUNT_IN_FLIGHT_MAX ? MOUNT_IN_FLIGHT_MAX : n;
+    }
+    s3_client_set_in_flight(a->client, n);
+    if (p && !a->first_byte_fixed && p->latency_p90_s > 0) {
+        /* Ten slow round trips (and a new connection) before a response is
+         * taken for a stall, within 2 s .. the default. */
+        double ms = 10.0 * (p->latency_p90_s + p->connect_s) * 1000.0;
+        ms = ms < 2000 ? 2000 : ms > a->first_byte_ms ? a->first_byte_ms : ms;
+        s3_deadlines d = {0};
+        d.first_byte_ms = (unsigned)ms;
+        s3_client_set_deadlines(a->client, &d);
+        log_info("warmup: %u requests in flight, first-byte deadline %u ms", n, d.first_byte_ms);
+    } else {
+        log_info("warmup: %u requests in flight", n);
+    }
+}
+
 static void on_warmup_done(void *ud, bool ok, const conn_profile *p, const char *why)
 {
-    s3_client *client = ud;
-    (void)client;
-    if (ok && p->suggested_in_flight > 0) {
-        /* TODO(sched): apply the measured in-flight limit once the client
-         * can change it at run time (branch sched adds it):
-         *     s3_client_set_in_flight(client, p->suggested_in_flight); */
-        log_info("warmup: %u requests in flight suggested", p->suggested_in_flight);
-    }
+    const warmup_apply *a = ud;
+    apply_profile(a, ok ? p : NULL);
     /* The final lines are built here and handed over under the lock. */
     char final[sizeof warmup_final];
     size_t len = 0;
@@ -533,7 +584,8 @@ static int serve(const mount_opts *o, const char *mountpoint)
     static link_profile *profile;
     sv_error err;
     const cli_s3_tuning tuning = {.max_connections = o->max_connections,
-                                  .stall_timeout_ms = o->stall_ms, .stats = &stats};
+                                  .stall_timeout_ms = o->stall_ms,
+                                  .progress_window_ms = o->progress_ms, .stats = &stats};
     if (!cli_s3_connect(&o->s3, bucket, &tuning, &s3, &err))
         fail("%s", err.msg);
 
@@ -574,14 +626,17 @@ static int serve(const mount_opts *o, const char *mountpoint)
         wc.prefix = prefix;
         wc.budget_s = o->warmup_s;
         wc.stats = &stats;
-        /* Levels above the client's limit would only queue in it.
-         * TODO(sched): measure up to 512 once the client's limit can be
-         * raised for the warmup and set back (s3_client_set_in_flight). */
-        wc.max_in_flight = o->max_connections;
+        /* Levels above the client's limit would only queue in it: unless
+         * the limit was given, it is raised for the warmup, which then sets
+         * it from the profile (apply_profile). */
+        static warmup_apply apply;
+        apply = (warmup_apply){s3.client, o->max_connections, o->max_connections_set, o->stall_ms, o->stall_set};
+        wc.max_in_flight = o->max_connections_set ? o->max_connections : MOUNT_IN_FLIGHT_MAX;
+        s3_client_set_in_flight(s3.client, wc.max_in_flight);
         wc.progress = on_warmup_progress;
-        wu = warmup_start(s3_client_store(s3.client), &wc, profile, on_warmup_done, s3.client);
+        wu = warmup_start(s3_client_store(s3.client), &wc, profile, on_warmup_done, &apply);
         if (!wu)
-            on_warmup_done(s3.client, false, NULL, "cannot start the warmup");
+            on_warmup_done(&apply, false, NULL, "cannot start the warmup");
     }
 
     char fsname[700];

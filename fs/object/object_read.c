@@ -119,7 +119,8 @@ static void fetch_run(object_io *io, const object_ref *o, cache_block **run, siz
         job->io = io;
         job->n = n;
         memcpy(job->blocks, run, n * sizeof *run);
-        store_request_opts opts = {.high_priority = demand};
+        store_request_opts opts = {.priority = demand ? STORE_PRIO_DEMAND : STORE_PRIO_PREFETCH,
+                                   .owner = o}; /* turns between open files */
         uint64_t offset = run[0]->index * io->block_size;
         log_trace("GET %s bytes %llu-%llu (%s)", o->key, (unsigned long long)offset,
                   (unsigned long long)(offset + len - 1), demand ? "demand" : "prefetch");
@@ -409,7 +410,7 @@ int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges
     bool refused = false;
     for (size_t i = 0; i < n; i++) {
         struct iovec iov = {ranges[i].buf, (size_t)ranges[i].len};
-        store_request_opts opts = {.high_priority = true};
+        store_request_opts opts = {.priority = STORE_PRIO_PLAN, .owner = o};
         pthread_mutex_lock(&g->m);
         g->pending++;
         g->bufs[g->nbufs++] = ranges[i].buf;

@@ -122,7 +122,7 @@ typedef struct {
     uint8_t *buf;
 } object_range;
 
-/* Fetch every range at once (demand priority) and wait for all: 0, or -EIO
+/* Fetch every range at once (planning priority: the caller is a view's planning rounds) and wait for all: 0, or -EIO
  * when any failed (each failure is logged). Bypasses the block cache.
  * *started (may be NULL): how many requests went out. When tok gives up
  * first (-ETIMEDOUT, -EINTR, -ESHUTDOWN), the buffers of the started

@@ -43,7 +43,7 @@ void plain_fs_destroy(plain_fs *p)
 store_status plain_check(plain_fs *p, sv_error *err)
 {
     /* Fail fast at mount time: two attempts, not the full retry budget. */
-    store_request_opts opts = {.max_attempts = 2, .high_priority = true};
+    store_request_opts opts = {.max_attempts = 2, .priority = STORE_PRIO_DEMAND};
     return tree_refresh_dir(p->tree, TREE_ROOT_INO, &opts, err);
 }
 

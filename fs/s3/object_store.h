@@ -48,11 +48,25 @@ typedef struct {
     int64_t mtime;
 } store_object_info;
 
+/* Who waits on a request, most urgent first: a store serves a lower class
+ * before a higher one (demand reads of a reader, then a view's planning
+ * rounds, then prefetch). The zero value is demand. */
+typedef enum {
+    STORE_PRIO_DEMAND = 0,
+    STORE_PRIO_PLAN,
+    STORE_PRIO_PREFETCH,
+} store_priority;
+#define STORE_PRIO_COUNT 3
+
 /* Request options shared by the calls below. */
 typedef struct {
-    uint32_t max_attempts; /* 0 = the store's policy */
-    bool high_priority;    /* demand reads go before prefetch */
-    bool fresh_connection; /* on a new connection, closed after (the warmup's connect cost) */
+    uint32_t max_attempts;   /* 0 = the store's policy */
+    store_priority priority; /* STORE_PRIO_DEMAND by default */
+    /* Who submitted it (a query, an open file), or NULL: within a priority
+     * class a store takes turns between owners, so one busy owner cannot
+     * starve another. Compared by address only. */
+    const void *owner;
+    bool fresh_connection;   /* on a new connection, closed after (the warmup's connect cost) */
 } store_request_opts;
 
 typedef struct {

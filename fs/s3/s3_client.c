@@ -2,9 +2,21 @@
  *
  * Ownership and locking: the client owns the multi handle and every request
  * that has been handed to the transfer thread. `lock` guards only the
- * submission queues and the shutdown flag; everything else (active list,
- * retry list, curl handles) is touched by the transfer thread alone. One
- * HTTP exchange (setup, callbacks, validation) is s3_request.c. */
+ * submission queue and the shutdown flag; the limits and deadlines are
+ * atomics any thread may set; everything else (active and retry lists,
+ * counters, curl handles, epoll) is touched by the transfer thread alone.
+ * One HTTP exchange (setup, callbacks, validation) is s3_request.c.
+ *
+ * The loop: curl_multi_socket_action over epoll, so one event costs work
+ * for the sockets that have it, not for every request in flight. An eventfd
+ * wakes it for submissions, limit changes and shutdown; submitters write it
+ * only when no wake is pending. Deadlines are checked by a sweep over the
+ * active requests a few times per the shortest deadline, not per event.
+ *
+ * Scheduling: at most in_flight_limit requests hold a slot (in flight or
+ * backing off before a retry); waiting ones sit in a request_queue (demand,
+ * plan, prefetch; round-robin between owners). A request that would need a
+ * new connection waits while max_connecting set-ups are pending. */
 #include "s3_client.h"
 
 #include <curl/curl.h>
@@ -12,27 +24,63 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "log.h"
+#include "request_queue.h"
 #include "s3_request.h"
+
+#define DEFAULT_IN_FLIGHT 32u
+#define DEFAULT_CONNECTING 64u
+#define DEFAULT_FIRST_BYTE_MS 10000u
+#define DEFAULT_PROGRESS_WINDOW_MS 10000u
+#define DEFAULT_MIN_BODY_RATE 1024u
+#define DEFAULT_BODY_SLACK_MS 10000u
+#define EPOLL_BATCH 256
+/* Idle loop wake-up: nothing is due, but a lost wake costs at most this. */
+#define IDLE_WAIT_MS 1000
+/* Deadline sweeps: this many per shortest deadline, within these bounds. */
+#define SWEEPS_PER_DEADLINE 8
+#define SWEEP_MIN_MS 10
+#define SWEEP_MAX_MS 250
 
 struct s3_client {
     object_store store; /* first: the object-store interface */
-    CURLM *multi;
     pthread_t thread;
-    pthread_mutex_t lock; /* guards queue_hi, queue_lo, stopping */
-    s3_request *queue_hi, *queue_hi_tail;
-    s3_request *queue_lo, *queue_lo_tail;
-    bool stopping;
+    bool thread_started;
+    int wake_fd;             /* eventfd; written by any thread, read by the transfer thread */
+    atomic_bool wake_pending; /* lock-free: a wake is already on its way */
+
+    pthread_mutex_t lock;  /* guards queue and the writes of stopping */
+    request_queue queue;   /* guarded by lock */
+    atomic_bool stopping;  /* written under lock (submit checks it there), read lock-free */
+
+    /* Set from any thread; read by the transfer thread (atomics). */
+    atomic_uint in_flight_limit;
+    atomic_uint first_byte_ms, progress_window_ms, min_body_rate, body_slack_ms;
 
     /* Transfer-thread only. */
+    CURLM *multi;
+    int epfd;
     s3_request *active; /* doubly linked */
     unsigned n_active;
-    s3_request *retrying; /* singly linked, unsorted */
+    s3_request *retrying; /* singly linked, unsorted; each still holds its slot */
+    unsigned n_retrying;
+    unsigned n_awaiting_connection; /* active, curl has no connection for it yet */
+    unsigned n_connected;           /* active with a connection */
+    unsigned sockets_open;          /* curl's connection sockets, pooled ones included */
+    unsigned pool_size;             /* what CURLMOPT_MAXCONNECTS is set to */
+    CURL **free_easy;               /* reset easy handles to reuse */
+    size_t n_free_easy, free_easy_cap;
+    int64_t curl_due_ns;            /* when curl's timer fires, -1 = none */
+    int64_t next_sweep_ns;
     uint64_t rng;
 
     s3_endpoint ep; /* read-only after creation */
@@ -74,6 +122,58 @@ char *s3_uri_encode(const char *s, bool keep_slash)
     return out;
 }
 
+static void wake(s3_client *c)
+{
+    /* One write per sleep of the transfer thread, not one per submission. */
+    if (!atomic_exchange(&c->wake_pending, true)) {
+        uint64_t one = 1;
+        ssize_t w = write(c->wake_fd, &one, sizeof one);
+        (void)w; /* EAGAIN: the counter is already non-zero, the wake is pending */
+    }
+}
+
+/* ---- easy handles (transfer thread) ------------------------------------------- */
+
+static int on_prereq(void *ud, char *primary_ip, char *local_ip, int primary_port, int local_port);
+static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a);
+static int on_close_socket(void *ud, curl_socket_t fd);
+
+static CURL *easy_take(s3_client *c)
+{
+    if (c->n_free_easy)
+        return c->free_easy[--c->n_free_easy];
+    CURL *e = curl_easy_init();
+    if (e) {
+        s3_easy_defaults(&c->ep, e);
+        curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, on_prereq);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, on_open_socket);
+        curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, c);
+        curl_easy_setopt(e, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+        curl_easy_setopt(e, CURLOPT_CLOSESOCKETDATA, c);
+    }
+    return e;
+}
+
+static void easy_give_back(s3_client *c, CURL *e)
+{
+    /* Reusing a handle saves its allocation and set-up (no curl_easy_reset:
+     * the next attempt sets every option that differs); the pool of
+     * connections is the multi handle's either way. */
+    if (c->n_free_easy == c->free_easy_cap) {
+        size_t cap = c->free_easy_cap ? c->free_easy_cap * 2 : 64;
+        CURL **grown = cap <= S3_CLIENT_MAX_IN_FLIGHT * 2u
+                           ? realloc(c->free_easy, cap * sizeof *grown)
+                           : NULL;
+        if (!grown) {
+            curl_easy_cleanup(e);
+            return;
+        }
+        c->free_easy = grown;
+        c->free_easy_cap = cap;
+    }
+    c->free_easy[c->n_free_easy++] = e;
+}
+
 /* ---- scheduling (transfer thread) ------------------------------------------- */
 
 static void finish(s3_client *c, s3_request *r, store_status st)
@@ -85,7 +185,7 @@ static void finish(s3_client *c, s3_request *r, store_status st)
         log_debug("request failed: %s", r->errmsg);
     }
     if (r->easy) {
-        curl_easy_cleanup(r->easy);
+        easy_give_back(c, r->easy);
         r->easy = NULL;
     }
     r->done(r->ud, st, r->errmsg);
@@ -100,6 +200,7 @@ static void schedule_retry(s3_client *c, s3_request *r, bool fresh)
     r->fresh_connection = fresh;
     r->next = c->retrying;
     c->retrying = r;
+    c->n_retrying++;
     if (c->stats)
         STAT_ADD(c->stats, retries, 1);
     log_info("retrying %s in %u ms (attempt %u failed: %s)", r->key, wait, r->attempt, r->errmsg);
@@ -115,24 +216,41 @@ static void active_unlink(s3_client *c, s3_request *r)
         r->next->prev = r->prev;
     r->next = r->prev = NULL;
     c->n_active--;
+    if (r->has_connection)
+        c->n_connected--;
+    else
+        c->n_awaiting_connection--;
 }
 
-/* An attempt ended (curl finished it or we cut it off as stalled). */
-static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, bool stalled)
+/* Why an attempt was cut off by a deadline (NULL: curl finished it). */
+typedef struct {
+    const char *what; /* "no response", "body stalled", "body too slow" */
+    unsigned ms;
+} cutoff;
+
+/* An attempt ended (curl finished it or a deadline cut it off). */
+static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff *cut)
 {
     curl_multi_remove_handle(c->multi, r->easy);
     active_unlink(c, r);
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
+    if (!cut)
+        curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
     if (c->stats && r->kind == REQ_GET)
         STAT_ADD(c->stats, s3_bytes_fetched, r->received);
+    /* The handle goes back now: a retry may wait seconds for its turn. */
+    easy_give_back(c, r->easy);
+    r->easy = NULL;
 
     attempt_outcome outcome;
     store_status st = STORE_OK;
     r->errmsg[0] = 0;
-    if (stalled) {
+    if (cut) {
         outcome = ATTEMPT_STALLED;
-        snprintf(r->errmsg, sizeof r->errmsg, "%s: no response within %u ms", r->key,
-                 c->cfg.stall_timeout_ms);
+        if (r->got_headers)
+            snprintf(r->errmsg, sizeof r->errmsg, "%s: %s (%" PRIu64 " of %" PRIu64
+                     " bytes after %u ms)", r->key, cut->what, r->received, r->length, cut->ms);
+        else
+            snprintf(r->errmsg, sizeof r->errmsg, "%s: %s within %u ms", r->key, cut->what, cut->ms);
     } else if (r->aborted_bad) {
         outcome = ATTEMPT_BAD_RESPONSE;
         snprintf(r->errmsg, sizeof r->errmsg, "%s: %s", r->key, r->abort_reason);
@@ -163,10 +281,7 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, bool stalled
         p.max_attempts = r->max_attempts;
     retry_decision d = st == STORE_ERR_CHANGED ? RETRY_NO
                                             : retry_classify(&p, r->attempt, outcome, r->status);
-    bool shutting;
-    pthread_mutex_lock(&c->lock);
-    shutting = c->stopping;
-    pthread_mutex_unlock(&c->lock);
+    bool shutting = atomic_load(&c->stopping);
     if (d == RETRY_NO || shutting) {
         if (st == STORE_ERR_CHANGED)
             log_warn("%s", r->errmsg);
@@ -178,21 +293,74 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, bool stalled
     schedule_retry(c, r, d == RETRY_FRESH);
 }
 
+static int on_prereq(void *ud, char *primary_ip, char *local_ip, int primary_port, int local_port)
+{
+    (void)primary_ip;
+    (void)local_ip;
+    (void)primary_port;
+    (void)local_port;
+    s3_request *r = ud;
+    s3_client *c = r->client;
+    if (!r->has_connection) {
+        r->has_connection = true;
+        c->n_awaiting_connection--;
+        c->n_connected++;
+    }
+    return CURL_PREREQFUNC_OK;
+}
+
+static curl_socket_t on_open_socket(void *ud, curlsocktype purpose, struct curl_sockaddr *a)
+{
+    (void)purpose;
+    s3_client *c = ud;
+    curl_socket_t fd = socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+    if (fd != CURL_SOCKET_BAD)
+        c->sockets_open++;
+    return fd;
+}
+
+static int on_close_socket(void *ud, curl_socket_t fd)
+{
+    s3_client *c = ud;
+    c->sockets_open--;
+    return close(fd);
+}
+
+/* Whether one more request may start now, given how many connections are
+ * being set up and an estimate of the idle ones it could reuse. */
+static bool may_connect(const s3_client *c)
+{
+    if (c->n_awaiting_connection < c->cfg.max_connecting)
+        return true;
+    /* Sockets not serving a request with a connection are idle pooled ones
+     * or ones being connected; assuming every awaiting request has one of
+     * the latter keeps the estimate low. */
+    unsigned busy = c->n_connected + c->n_awaiting_connection;
+    return c->sockets_open > busy;
+}
+
 static void start_attempt(s3_client *c, s3_request *r)
 {
     r->attempt++;
-    if (!s3_request_setup_attempt(&c->ep, r)) {
+    CURL *easy = easy_take(c);
+    if (!easy || !s3_request_setup_attempt(&c->ep, r, easy)) {
+        /* finish() gives back the handle the request now holds, if any. */
         snprintf(r->errmsg, sizeof r->errmsg, "%s: cannot set up request", r->key);
         finish(c, r, STORE_ERR_NOMEM);
         return;
     }
+    r->client = c;
+    curl_easy_setopt(easy, CURLOPT_PREREQDATA, r);
     r->started_ns = now_ns();
+    r->window_start_ns = 0;
+    r->window_start_bytes = 0;
     r->prev = NULL;
     r->next = c->active;
     if (c->active)
         c->active->prev = r;
     c->active = r;
     c->n_active++;
+    c->n_awaiting_connection++;
     if (c->stats) {
         STAT_ADD(c->stats, s3_requests, 1);
         if (r->kind == REQ_GET)
@@ -210,98 +378,228 @@ static void start_attempt(s3_client *c, s3_request *r)
     }
 }
 
-static s3_request *queue_pop(s3_request **head, s3_request **tail)
+/* Keep the keep-alive pool as large as the in-flight limit. No
+ * CURLMOPT_MAX_HOST_CONNECTIONS: admission already bounds the transfers (one
+ * connection each), and after the limit is lowered curl would hold new
+ * attempts in a queue of its own, where the first-byte deadline would cut
+ * them off as stalls. */
+static void apply_limit(s3_client *c, unsigned limit)
 {
-    s3_request *r = *head;
-    if (r) {
-        *head = r->next;
-        if (!*head)
-            *tail = NULL;
-        r->next = NULL;
+    if (limit == c->pool_size)
+        return;
+    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)limit);
+    c->pool_size = limit;
+}
+
+/* Start what may start: due retries first (they hold their slots and have
+ * waited already), then queued requests while slots are free. */
+static void admit(s3_client *c, int64_t now)
+{
+    unsigned limit = atomic_load_explicit(&c->in_flight_limit, memory_order_relaxed);
+    apply_limit(c, limit);
+    for (s3_request **pp = &c->retrying; *pp && may_connect(c);) {
+        s3_request *r = *pp;
+        if (r->due_ns <= now) {
+            *pp = r->next;
+            r->next = NULL;
+            c->n_retrying--;
+            start_attempt(c, r);
+        } else {
+            pp = &r->next;
+        }
     }
-    return r;
+    while (c->n_active + c->n_retrying < limit && may_connect(c)) {
+        /* Take a batch per lock hold: submitters contend for it too. */
+        unsigned room = limit - c->n_active - c->n_retrying;
+        unsigned conn_room = c->n_awaiting_connection < c->cfg.max_connecting
+                                 ? c->cfg.max_connecting - c->n_awaiting_connection
+                                 : 1;
+        if (room > conn_room)
+            room = conn_room;
+        rq_entry *batch = NULL, **tail = &batch;
+        pthread_mutex_lock(&c->lock);
+        for (unsigned i = 0; i < room; i++) {
+            rq_entry *e = request_queue_pop(&c->queue);
+            if (!e)
+                break;
+            *tail = e;
+            tail = &e->next;
+        }
+        pthread_mutex_unlock(&c->lock);
+        if (!batch)
+            break;
+        for (rq_entry *e = batch, *nx; e; e = nx) {
+            nx = e->next;
+            start_attempt(c, (s3_request *)e);
+        }
+    }
+}
+
+/* Deadlines of the attempts in flight: first byte, then body progress and,
+ * for a GET, the whole body. */
+static void sweep_deadlines(s3_client *c, int64_t now)
+{
+    int64_t first_byte_ns = (int64_t)atomic_load(&c->first_byte_ms) * 1000000;
+    unsigned window_ms = atomic_load(&c->progress_window_ms);
+    int64_t window_ns = (int64_t)window_ms * 1000000;
+    uint64_t rate = atomic_load(&c->min_body_rate);
+    int64_t slack_ns = (int64_t)atomic_load(&c->body_slack_ms) * 1000000;
+    uint64_t window_min_bytes = rate * window_ms / 1000;
+    for (s3_request *r = c->active, *nx; r; r = nx) {
+        nx = r->next;
+        if (!r->got_headers) {
+            if (now - r->started_ns > first_byte_ns) {
+                cutoff cut = {"no response", (unsigned)(first_byte_ns / 1000000)};
+                attempt_ended(c, r, CURLE_OK, &cut);
+            }
+            continue;
+        }
+        if (!r->window_start_ns) {
+            r->window_start_ns = r->first_byte_ns ? r->first_byte_ns : now;
+            r->window_start_bytes = 0;
+        }
+        if (r->kind == REQ_GET && rate) {
+            int64_t body_ns = (int64_t)(r->length * 1000 / rate) * 1000000 + slack_ns;
+            if (now - r->first_byte_ns > body_ns) {
+                cutoff cut = {"body too slow", (unsigned)((now - r->first_byte_ns) / 1000000)};
+                attempt_ended(c, r, CURLE_OK, &cut);
+                continue;
+            }
+        }
+        if (now - r->window_start_ns >= window_ns) {
+            if (r->body_bytes - r->window_start_bytes < window_min_bytes) {
+                cutoff cut = {"body stalled", window_ms};
+                attempt_ended(c, r, CURLE_OK, &cut);
+                continue;
+            }
+            r->window_start_ns = now;
+            r->window_start_bytes = r->body_bytes;
+        }
+    }
+}
+
+static int64_t sweep_period_ns(s3_client *c)
+{
+    unsigned shortest = atomic_load(&c->first_byte_ms);
+    unsigned w = atomic_load(&c->progress_window_ms);
+    if (w < shortest)
+        shortest = w;
+    unsigned ms = shortest / SWEEPS_PER_DEADLINE;
+    ms = ms < SWEEP_MIN_MS ? SWEEP_MIN_MS : ms > SWEEP_MAX_MS ? SWEEP_MAX_MS : ms;
+    return (int64_t)ms * 1000000;
+}
+
+static int on_socket(CURL *easy, curl_socket_t fd, int what, void *ud, void *registered)
+{
+    (void)easy;
+    s3_client *c = ud;
+    if (what == CURL_POLL_REMOVE) {
+        /* Fails harmlessly when curl has closed it already. */
+        epoll_ctl(c->epfd, EPOLL_CTL_DEL, fd, NULL);
+        return 0;
+    }
+    struct epoll_event ev = {
+        .events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u),
+        .data.fd = fd,
+    };
+    if (registered && epoll_ctl(c->epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+        return 0;
+    if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST)
+        epoll_ctl(c->epfd, EPOLL_CTL_MOD, fd, &ev);
+    curl_multi_assign(c->multi, fd, c); /* any non-NULL: registered */
+    return 0;
+}
+
+static int on_timer(CURLM *multi, long timeout_ms, void *ud)
+{
+    (void)multi;
+    s3_client *c = ud;
+    c->curl_due_ns = timeout_ms < 0 ? -1 : now_ns() + (int64_t)timeout_ms * 1000000;
+    return 0;
+}
+
+static void read_completions(s3_client *c)
+{
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(c->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        s3_request *r = NULL;
+        CURLcode rc = msg->data.result;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+        attempt_ended(c, r, rc, NULL);
+    }
+}
+
+static void fail_all(s3_client *c)
+{
+    /* Nothing new starts; everything pending fails now rather than waiting
+     * out backoffs or slow bodies. */
+    while (c->retrying) {
+        s3_request *r = c->retrying;
+        c->retrying = r->next;
+        c->n_retrying--;
+        snprintf(r->errmsg, sizeof r->errmsg, "%s: client shutting down", r->key);
+        finish(c, r, STORE_ERR_SHUTDOWN);
+    }
+    while (c->active) {
+        s3_request *r = c->active;
+        curl_multi_remove_handle(c->multi, r->easy);
+        active_unlink(c, r);
+        snprintf(r->errmsg, sizeof r->errmsg, "%s: client shutting down", r->key);
+        finish(c, r, STORE_ERR_SHUTDOWN);
+    }
 }
 
 static void *transfer_thread(void *arg)
 {
     s3_client *c = arg;
+    struct epoll_event evs[EPOLL_BATCH];
+    int running = 0;
+    c->next_sweep_ns = now_ns() + sweep_period_ns(c);
     for (;;) {
-        int64_t now = now_ns();
-        /* Retries that are due go first: they have waited already. */
-        s3_request **pp = &c->retrying;
-        while (*pp) {
-            s3_request *r = *pp;
-            if (r->due_ns <= now && c->n_active < c->cfg.max_connections) {
-                *pp = r->next;
-                r->next = NULL;
-                start_attempt(c, r);
-            } else {
-                pp = &r->next;
-            }
-        }
-        pthread_mutex_lock(&c->lock);
-        bool stopping = c->stopping;
-        while (c->n_active < c->cfg.max_connections) {
-            s3_request *r = queue_pop(&c->queue_hi, &c->queue_hi_tail);
-            if (!r)
-                r = queue_pop(&c->queue_lo, &c->queue_lo_tail);
-            if (!r)
-                break;
-            pthread_mutex_unlock(&c->lock);
-            start_attempt(c, r);
-            pthread_mutex_lock(&c->lock);
-        }
-        pthread_mutex_unlock(&c->lock);
-        if (stopping) {
-            /* Nothing new starts; everything pending fails now rather than
-             * waiting out backoffs or slow bodies. */
-            while (c->retrying) {
-                s3_request *r = c->retrying;
-                c->retrying = r->next;
-                snprintf(r->errmsg, sizeof r->errmsg, "%s: client shutting down", r->key);
-                finish(c, r, STORE_ERR_SHUTDOWN);
-            }
-            while (c->active) {
-                s3_request *r = c->active;
-                curl_multi_remove_handle(c->multi, r->easy);
-                active_unlink(c, r);
-                snprintf(r->errmsg, sizeof r->errmsg, "%s: client shutting down", r->key);
-                finish(c, r, STORE_ERR_SHUTDOWN);
-            }
+        if (atomic_load(&c->stopping)) {
+            fail_all(c);
             break;
         }
+        int64_t now = now_ns();
+        admit(c, now);
 
-        int running = 0;
-        curl_multi_perform(c->multi, &running);
-        CURLMsg *msg;
-        int left;
-        while ((msg = curl_multi_info_read(c->multi, &left))) {
-            if (msg->msg != CURLMSG_DONE)
+        /* Sleep until I/O, a wake, curl's timer, a retry or the next sweep. */
+        int64_t until = now + (int64_t)IDLE_WAIT_MS * 1000000;
+        if (c->curl_due_ns >= 0 && c->curl_due_ns < until)
+            until = c->curl_due_ns;
+        if (c->active && c->next_sweep_ns < until)
+            until = c->next_sweep_ns;
+        for (s3_request *r = c->retrying; r; r = r->next)
+            if (r->due_ns < until)
+                until = r->due_ns;
+        int wait_ms = until <= now ? 0 : (int)((until - now + 999999) / 1000000);
+        int n = epoll_wait(c->epfd, evs, EPOLL_BATCH, wait_ms);
+        for (int i = 0; i < n; i++) {
+            if (evs[i].data.fd == c->wake_fd) {
+                uint64_t v;
+                ssize_t got = read(c->wake_fd, &v, sizeof v);
+                (void)got;
+                atomic_store(&c->wake_pending, false);
                 continue;
-            s3_request *r = NULL;
-            CURLcode rc = msg->data.result;
-            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-            attempt_ended(c, r, rc, false);
+            }
+            int mask = (evs[i].events & EPOLLIN ? CURL_CSELECT_IN : 0) |
+                       (evs[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0) |
+                       (evs[i].events & (EPOLLERR | EPOLLHUP) ? CURL_CSELECT_ERR : 0);
+            curl_multi_socket_action(c->multi, evs[i].data.fd, mask, &running);
         }
-        /* A request with no response headers after the stall limit is cut off
-         * and retried on a new connection. */
         now = now_ns();
-        int64_t stall_ns = (int64_t)c->cfg.stall_timeout_ms * 1000000;
-        for (s3_request *r = c->active, *nx; r; r = nx) {
-            nx = r->next;
-            if (!r->got_headers && now - r->started_ns > stall_ns)
-                attempt_ended(c, r, CURLE_OK, true);
+        if (c->curl_due_ns >= 0 && c->curl_due_ns <= now) {
+            c->curl_due_ns = -1;
+            curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
         }
-        /* Sleep until I/O, a submission (curl_multi_wakeup) or the next deadline. */
-        int64_t wait_ms = 1000;
-        if (c->active)
-            wait_ms = 50;
-        for (s3_request *r = c->retrying; r; r = r->next) {
-            int64_t d = (r->due_ns - now) / 1000000;
-            if (d < wait_ms)
-                wait_ms = d < 0 ? 0 : d;
+        read_completions(c);
+        if (now >= c->next_sweep_ns) {
+            sweep_deadlines(c, now);
+            c->next_sweep_ns = now + sweep_period_ns(c);
         }
-        curl_multi_poll(c->multi, NULL, 0, (int)wait_ms, NULL);
     }
     return NULL;
 }
@@ -309,27 +607,53 @@ static void *transfer_thread(void *arg)
 static store_status submit(s3_client *c, s3_request *r)
 {
     pthread_mutex_lock(&c->lock);
-    if (c->stopping) {
+    if (atomic_load(&c->stopping)) {
         pthread_mutex_unlock(&c->lock);
         return STORE_ERR_SHUTDOWN;
     }
-    r->next = NULL;
-    if (r->high_priority) {
-        if (c->queue_hi_tail)
-            c->queue_hi_tail->next = r;
-        else
-            c->queue_hi = r;
-        c->queue_hi_tail = r;
-    } else {
-        if (c->queue_lo_tail)
-            c->queue_lo_tail->next = r;
-        else
-            c->queue_lo = r;
-        c->queue_lo_tail = r;
-    }
+    bool queued = request_queue_push(&c->queue, &r->queued, r->priority, r->owner);
     pthread_mutex_unlock(&c->lock);
-    curl_multi_wakeup(c->multi);
+    if (!queued)
+        return STORE_ERR_NOMEM;
+    wake(c);
     return STORE_OK;
+}
+
+void s3_client_set_in_flight(s3_client *c, unsigned n)
+{
+    if (n < 1)
+        n = 1;
+    if (n > S3_CLIENT_MAX_IN_FLIGHT)
+        n = S3_CLIENT_MAX_IN_FLIGHT;
+    atomic_store(&c->in_flight_limit, n);
+    wake(c);
+}
+
+unsigned s3_client_in_flight_limit(s3_client *c)
+{
+    return atomic_load(&c->in_flight_limit);
+}
+
+void s3_client_set_deadlines(s3_client *c, const s3_deadlines *d)
+{
+    if (d->first_byte_ms)
+        atomic_store(&c->first_byte_ms, d->first_byte_ms);
+    if (d->progress_window_ms)
+        atomic_store(&c->progress_window_ms, d->progress_window_ms);
+    if (d->min_body_rate)
+        atomic_store(&c->min_body_rate, d->min_body_rate);
+    if (d->body_slack_ms)
+        atomic_store(&c->body_slack_ms, d->body_slack_ms);
+}
+
+s3_deadlines s3_client_deadlines(s3_client *c)
+{
+    return (s3_deadlines){
+        .first_byte_ms = atomic_load(&c->first_byte_ms),
+        .progress_window_ms = atomic_load(&c->progress_window_ms),
+        .min_body_rate = atomic_load(&c->min_body_rate),
+        .body_slack_ms = atomic_load(&c->body_slack_ms),
+    };
 }
 
 /* ---- synchronous wrappers ----------------------------------------------- */
@@ -392,6 +716,9 @@ static void meta_done(void *ud, store_status st, const char *errmsg)
     pthread_mutex_unlock(&w->m);
 }
 
+/* Unbounded by itself, bounded by the request: every attempt has a connect
+ * timeout and first-byte and progress deadlines, and attempts are limited,
+ * so the completion always comes (STORE_ERR_SHUTDOWN at the latest). */
 static void sync_block(sync_wait *w)
 {
     pthread_mutex_lock(&w->m);
@@ -407,7 +734,8 @@ static store_status run_meta_request(s3_client *c, s3_request *r, sync_wait *w, 
 {
     sync_wait_init(w);
     meta_ctx m = {w, r};
-    r->high_priority = true;
+    /* Someone is blocked on it: metadata goes with demand reads. */
+    r->priority = STORE_PRIO_DEMAND;
     r->done = meta_done;
     r->ud = &m;
     store_status st = submit(c, r);
@@ -490,6 +818,7 @@ static store_status s3_list_page(object_store *s, const char *prefix, const char
     }
     if (opts && opts->max_attempts)
         r->max_attempts = opts->max_attempts;
+    r->owner = opts ? opts->owner : NULL;
     sync_wait w;
     store_status st = run_meta_request(c, r, &w, "listing", prefix, err);
     if (st == STORE_OK) {
@@ -529,9 +858,12 @@ static store_status s3_get_async(object_store *s, const char *key, const char *e
     }
     r->offset = offset;
     r->length = length;
-    memcpy(r->iov, iov, iovcnt * sizeof *iov);
-    r->iovcnt = iovcnt;
-    r->high_priority = opts ? opts->high_priority : true;
+    if (!s3_request_set_iov(r, iov, iovcnt)) {
+        s3_request_free(r);
+        return STORE_ERR_NOMEM;
+    }
+    r->priority = opts ? opts->priority : STORE_PRIO_DEMAND;
+    r->owner = opts ? opts->owner : NULL;
     r->max_attempts = opts ? opts->max_attempts : 0;
     r->fresh_connection = opts && opts->fresh_connection;
     r->done = done;
@@ -577,16 +909,34 @@ store_status s3_client_create(const s3_client_config *cfg, s3_client **out, sv_e
         return STORE_ERR_NOMEM;
     c->store.ops = &s3_store_ops;
     c->cfg = *cfg;
+    c->wake_fd = -1;
+    c->epfd = -1;
+    c->curl_due_ns = -1;
+    request_queue_init(&c->queue);
     if (!c->cfg.max_connections)
-        c->cfg.max_connections = 32;
+        c->cfg.max_connections = DEFAULT_IN_FLIGHT;
+    if (c->cfg.max_connections > S3_CLIENT_MAX_IN_FLIGHT)
+        c->cfg.max_connections = S3_CLIENT_MAX_IN_FLIGHT;
+    if (!c->cfg.max_connecting)
+        c->cfg.max_connecting = DEFAULT_CONNECTING;
     if (!c->cfg.connect_timeout_ms)
         c->cfg.connect_timeout_ms = 5000;
     if (!c->cfg.stall_timeout_ms)
-        c->cfg.stall_timeout_ms = 10000;
-    if (!c->cfg.low_speed_time_s)
-        c->cfg.low_speed_time_s = 30;
+        c->cfg.stall_timeout_ms = DEFAULT_FIRST_BYTE_MS;
+    if (!c->cfg.progress_window_ms)
+        c->cfg.progress_window_ms = DEFAULT_PROGRESS_WINDOW_MS;
+    if (!c->cfg.min_body_rate)
+        c->cfg.min_body_rate = DEFAULT_MIN_BODY_RATE;
+    if (!c->cfg.body_slack_ms)
+        c->cfg.body_slack_ms = DEFAULT_BODY_SLACK_MS;
+    atomic_init(&c->in_flight_limit, c->cfg.max_connections);
+    atomic_init(&c->first_byte_ms, c->cfg.stall_timeout_ms);
+    atomic_init(&c->progress_window_ms, c->cfg.progress_window_ms);
+    atomic_init(&c->min_body_rate, c->cfg.min_body_rate);
+    atomic_init(&c->body_slack_ms, c->cfg.body_slack_ms);
+    atomic_init(&c->stopping, false);
+    atomic_init(&c->wake_pending, false);
     c->ep.connect_timeout_ms = c->cfg.connect_timeout_ms;
-    c->ep.low_speed_time_s = c->cfg.low_speed_time_s;
     if (!c->cfg.retry.max_attempts)
         c->cfg.retry = RETRY_POLICY_DEFAULT;
     c->stats = cfg->stats;
@@ -640,23 +990,32 @@ store_status s3_client_create(const s3_client_config *cfg, s3_client **out, sv_e
     if (c->ep.https && cfg->ca_bundle && cfg->ca_bundle[0])
         c->ep.ca_bundle = strdup(cfg->ca_bundle);
     c->multi = curl_multi_init();
+    c->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    c->epfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event wake_ev = {.events = EPOLLIN, .data.fd = c->wake_fd};
+    if (c->wake_fd < 0 || c->epfd < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->wake_fd, &wake_ev)) {
+        sv_fail(err, STORE_ERR_NOMEM, 0, "cannot set up the transfer loop: %s", strerror(errno));
+        s3_client_destroy(c);
+        return STORE_ERR_NOMEM;
+    }
     if (!c->ep.base_url || !c->multi ||
         (!cr->anonymous && (!c->ep.sigv4 || !c->ep.user || !c->ep.pass)) ||
         (cr->session_token && !cr->anonymous && !c->ep.token_header)) {
         s3_client_destroy(c);
         return STORE_ERR_NOMEM;
     }
-    curl_multi_setopt(c->multi, CURLMOPT_MAXCONNECTS, (long)c->cfg.max_connections);
-    curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)c->cfg.max_connections);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+    apply_limit(c, c->cfg.max_connections);
     pthread_mutex_init(&c->lock, NULL);
     if (pthread_create(&c->thread, NULL, transfer_thread, c) != 0) {
-        pthread_mutex_destroy(&c->lock);
-        curl_multi_cleanup(c->multi);
-        c->multi = NULL;
         s3_client_destroy(c);
         sv_fail(err, STORE_ERR_NOMEM, 0, "cannot start the transfer thread");
         return STORE_ERR_NOMEM;
     }
+    c->thread_started = true;
     log_debug("S3 client for %s ready", c->ep.base_url);
     *out = c;
     return STORE_OK;
@@ -666,27 +1025,35 @@ void s3_client_destroy(s3_client *c)
 {
     if (!c)
         return;
-    if (c->multi && c->thread) {
+    if (c->thread_started) {
         pthread_mutex_lock(&c->lock);
-        c->stopping = true;
+        atomic_store(&c->stopping, true);
         /* Queued requests never started: fail them now. */
-        s3_request *q[2] = {c->queue_hi, c->queue_lo};
-        c->queue_hi = c->queue_hi_tail = c->queue_lo = c->queue_lo_tail = NULL;
+        rq_entry *q = request_queue_drain(&c->queue);
         pthread_mutex_unlock(&c->lock);
-        for (int i = 0; i < 2; i++) {
-            for (s3_request *r = q[i], *nx; r; r = nx) {
-                nx = r->next;
-                snprintf(r->errmsg, sizeof r->errmsg, "%s: client shutting down", r->key);
-                r->done(r->ud, STORE_ERR_SHUTDOWN, r->errmsg);
-                s3_request_free(r);
-            }
+        for (rq_entry *e = q, *nx; e; e = nx) {
+            nx = e->next;
+            s3_request *r = (s3_request *)e;
+            snprintf(r->errmsg, sizeof r->errmsg, "%s: client shutting down", r->key);
+            r->done(r->ud, STORE_ERR_SHUTDOWN, r->errmsg);
+            s3_request_free(r);
         }
-        curl_multi_wakeup(c->multi);
+        wake(c);
         pthread_join(c->thread, NULL);
         pthread_mutex_destroy(&c->lock);
     }
+    request_queue_destroy(&c->queue);
     if (c->multi)
         curl_multi_cleanup(c->multi);
+    /* After the multi handle: its cleanup closes pooled sockets through
+     * on_close_socket, which counts in c. */
+    for (size_t i = 0; i < c->n_free_easy; i++)
+        curl_easy_cleanup(c->free_easy[i]);
+    free(c->free_easy);
+    if (c->epfd >= 0)
+        close(c->epfd);
+    if (c->wake_fd >= 0)
+        close(c->wake_fd);
     free(c->ep.base_url);
     free(c->ep.sigv4);
     if (c->ep.pass) {

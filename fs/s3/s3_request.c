@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #include "http_range.h"
 #include "s3_client.h"
@@ -34,11 +35,25 @@ void s3_request_free(s3_request *r)
         return;
     if (r->easy)
         curl_easy_cleanup(r->easy);
+    if (r->iov != r->iov_inline)
+        free(r->iov);
     curl_slist_free_all(r->headers);
     free(r->url);
     free(r->key);
     free(r->body);
     free(r);
+}
+
+bool s3_request_set_iov(s3_request *r, const struct iovec *iov, size_t iovcnt)
+{
+    r->iov = r->iov_inline;
+    if (iovcnt > S3_REQUEST_INLINE_IOV && !(r->iov = malloc(iovcnt * sizeof *iov))) {
+        r->iov = r->iov_inline;
+        return false;
+    }
+    memcpy(r->iov, iov, iovcnt * sizeof *iov);
+    r->iovcnt = iovcnt;
+    return true;
 }
 
 char *s3_object_url(const s3_endpoint *ep, const char *key)
@@ -74,9 +89,21 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 {
     s3_request *r = ud;
     size_t n = size * nitems;
+    if (!r->got_headers) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        r->first_byte_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
     r->got_headers = true;
     if (n >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
-        /* A new response (e.g. after a redirect or 100-continue): reset. */
+        /* A new response (e.g. after a redirect or 100-continue): reset. The
+         * status is taken here so that the body callback need not ask curl
+         * for it on every chunk. */
+        const char *sp = memchr(buf, ' ', n);
+        long status = 0;
+        for (const char *p = sp ? sp + 1 : buf + n; p < buf + n && *p >= '0' && *p <= '9'; p++)
+            status = status * 10 + (*p - '0');
+        r->status = status;
         r->have_content_range = r->have_content_length = false;
         r->resp_etag[0] = 0;
         r->last_modified[0] = 0;
@@ -137,8 +164,8 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 {
     s3_request *r = ud;
     size_t n = size * nmemb;
-    long status = 0;
-    curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+    long status = r->status;
+    r->body_bytes += n;
     if (r->kind != REQ_GET || status < 200 || status > 299) {
         /* Listings, and error documents of any request. */
         if (!body_append(r, data, n) && r->kind != REQ_GET && status >= 200 && status <= 299)
@@ -168,18 +195,15 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
 
 /* ---- attempt setup ------------------------------------------------------ */
 
-bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r)
+bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
 {
-    if (!r->easy) {
-        r->easy = curl_easy_init();
-        if (!r->easy)
-            return false;
-    } else {
-        curl_easy_reset(r->easy);
-    }
+    r->easy = easy;
     curl_slist_free_all(r->headers);
     r->headers = NULL;
     r->received = 0;
+    r->body_bytes = 0;
+    r->first_byte_ns = 0;
+    r->has_connection = false;
     r->body_len = 0;
     r->body_overflow = false;
     r->got_headers = false;
@@ -210,30 +234,45 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r)
         return false;
     r->headers = h;
 
+    /* Per attempt: what differs between requests, each option set either
+     * way, so that a reused handle carries nothing over from its last one. */
     curl_easy_setopt(e, CURLOPT_URL, r->url);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(e, CURLOPT_PRIVATE, r);
-    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
-    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+    /* A large receive buffer means fewer write callbacks and syscalls on big
+     * ranges; a small range gets curl's default, not 512 KiB it never fills. */
+    long bufsize = 16L * 1024;
+    if (r->kind == REQ_LIST)
+        bufsize = 64L * 1024;
+    else if (r->kind == REQ_GET && r->length > (uint64_t)bufsize)
+        bufsize = r->length >= 512u * 1024 ? 512L * 1024 : (long)r->length;
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, bufsize);
+    if (r->kind == REQ_HEAD)
+        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+    else
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* also undoes a previous NOBODY */
+    curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, r->fresh_connection ? 1L : 0L);
+    curl_easy_setopt(e, CURLOPT_FORBID_REUSE, r->fresh_connection ? 1L : 0L);
+    return true;
+}
+
+void s3_easy_defaults(const s3_endpoint *ep, CURL *e)
+{
+    /* The same for every request: set once per handle, which is then reused
+     * without curl_easy_reset (that would free and re-copy all of it). */
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, (long)ep->connect_timeout_ms);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
-    curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME, (long)ep->low_speed_time_s);
+    /* No LOW_SPEED limit: the client's first-byte and progress deadlines
+     * judge slow responses (s3_client.c). */
     curl_easy_setopt(e, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
-    /* Large receive buffer: fewer write callbacks and syscalls on big ranges. */
-    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, r->kind == REQ_GET ? 512L * 1024 : 64L * 1024);
     curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, NULL); /* never transform object bytes */
-    if (r->kind == REQ_HEAD)
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    if (r->fresh_connection) {
-        curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, 1L);
-        curl_easy_setopt(e, CURLOPT_FORBID_REUSE, 1L);
-    }
     if (ep->https) {
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 1L);
         curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 2L);
@@ -245,7 +284,6 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r)
         curl_easy_setopt(e, CURLOPT_USERNAME, ep->user);
         curl_easy_setopt(e, CURLOPT_PASSWORD, ep->pass);
     }
-    return true;
 }
 
 /* ---- completion --------------------------------------------------------- */

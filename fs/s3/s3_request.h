@@ -11,9 +11,13 @@
 #include <sys/uio.h>
 
 #include "object_store.h"
+#include "request_queue.h"
 #include "retry_policy.h"
 
 #define S3_REQUEST_MAX_IOV 1024
+/* iovecs kept inside the request; longer arrays are allocated. Most GETs
+ * are one run of blocks of one buffer each, a few blocks long. */
+#define S3_REQUEST_INLINE_IOV 8
 
 /* How every request reaches the server; fixed when the client is created. */
 typedef struct {
@@ -24,22 +28,26 @@ typedef struct {
     char *ca_bundle;
     bool https;
     unsigned connect_timeout_ms;
-    unsigned low_speed_time_s;
 } s3_endpoint;
 
 typedef enum { REQ_GET, REQ_HEAD, REQ_LIST } req_kind;
 
+/* Built by the submitting thread; from submission on, touched only by the
+ * transfer thread (the queue link under the client's submission lock). */
 typedef struct s3_request {
+    rq_entry queued; /* first: its place in the client's request_queue */
     req_kind kind;
     char *url;
     char *key; /* for messages */
     char etag[S3_ETAG_MAX + 1];
     bool have_etag;
     uint64_t offset, length;
-    struct iovec iov[S3_REQUEST_MAX_IOV];
+    struct iovec *iov; /* iov_inline, or allocated when longer */
     size_t iovcnt;
+    struct iovec iov_inline[S3_REQUEST_INLINE_IOV];
     uint64_t received;
-    bool high_priority;
+    store_priority priority;
+    const void *owner;
     uint32_t max_attempts;
 
     /* Body of a HEAD/LIST response or of an error response. */
@@ -53,9 +61,14 @@ typedef struct s3_request {
     uint32_t attempt;
     bool fresh_connection;
     bool got_headers;
+    bool has_connection; /* curl has a connection for it (PREREQFUNCTION ran) */
     bool aborted_bad;  /* our write callback refused the body */
     char abort_reason[160];
     int64_t started_ns;
+    int64_t first_byte_ns;     /* when the first header line arrived, 0 = not yet */
+    uint64_t body_bytes;       /* every body byte of this attempt (data or error document) */
+    int64_t window_start_ns;   /* progress deadline: the current window */
+    uint64_t window_start_bytes;
     int64_t due_ns;
     long status;
     char resp_etag[S3_ETAG_MAX + 1];
@@ -64,6 +77,8 @@ typedef struct s3_request {
     char last_modified[64];
     uint64_t content_length;
     bool have_content_length;
+
+    void *client; /* the s3_client scheduling it, for its curl callbacks */
 
     /* Completion. */
     store_status result;
@@ -75,10 +90,16 @@ typedef struct s3_request {
 
 s3_request *s3_request_new(req_kind kind, const char *key);
 void s3_request_free(s3_request *r);
+/* Copy the caller's iovecs (1..S3_REQUEST_MAX_IOV); false when out of memory. */
+bool s3_request_set_iov(s3_request *r, const struct iovec *iov, size_t iovcnt);
 /* URL of an object key under the endpoint (malloc'd), or NULL. */
 char *s3_object_url(const s3_endpoint *ep, const char *key);
-/* Reset r for its next attempt and set up its easy handle; false when out of memory. */
-bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r);
+/* The options every request shares, on a new easy handle. */
+void s3_easy_defaults(const s3_endpoint *ep, CURL *easy);
+/* Reset r for its next attempt and set it up on easy (a handle that has had
+ * s3_easy_defaults, new or used before; r owns it until the attempt ends);
+ * false when out of memory. */
+bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy);
 
 /* Judging an attempt. */
 attempt_outcome s3_outcome_from_curl(CURLcode rc);

@@ -128,7 +128,7 @@ int64_t get_batch_run(get_batch *b, object_store *s, uint32_t conc, int64_t subm
     size_t next = 0;
     /* One attempt: a retry would time two requests as one. Low priority:
      * a reader's demand reads go first. */
-    store_request_opts opts = {.max_attempts = 1, .high_priority = false};
+    store_request_opts opts = {.max_attempts = 1, .priority = STORE_PRIO_PREFETCH}; /* readers first */
     pthread_mutex_lock(&b->lock);
     for (;;) {
         int64_t t = get_batch_now_ns();

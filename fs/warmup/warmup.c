@@ -91,7 +91,7 @@ static bool find_files(object_store *s, const warmup_config *c, const atomic_boo
     bool listed = false;
     store_status last = STORE_OK;
     char lastmsg[sizeof err->msg] = "";
-    store_request_opts opts = {.max_attempts = 2, .high_priority = false};
+    store_request_opts opts = {.max_attempts = 2, .priority = STORE_PRIO_PREFETCH};
     while (head < tail && pages < c->max_list_pages && *n_files < WARMUP_MAX_FILES &&
            !cancelled(cancel)) {
         char *prefix = queue[head++];

@@ -11,12 +11,16 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
     proxy.add("get", "ignore_range")                     # answer a ranged GET with 200 + the whole object
     proxy.add("get", "reset", times=1)                   # close the connection without a response
     proxy.add("get", "stall", times=1, seconds=None)     # send nothing until the client gives up
-    proxy.add("get", "trickle", first=16, bytes=8, seconds=2)  # headers and 16 body bytes, then 8 bytes every 2 s
+    proxy.add("get", "trickle", times=1, head_bytes=64, chunk=8, every=2.0)
+                                                         # headers and head_bytes of the body, then chunk
+                                                         # bytes every `every` s (None: nothing more)
+                                                         # (first=, bytes=, seconds= are the same)
     proxy.add("list", "listing", mode="truncate_xml")    # corrupt ListObjectsV2 bodies
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
 bucket-level requests), "get"/"head" (object GET/HEAD), "any".
-times=None means always. key=... restricts a fault to one object key.
+times=None means always. key=... restricts a fault to one object key,
+range_start=N (a parameter) to GETs whose Range starts at byte N.
 Every request is recorded in proxy.requests (method, path, key, query,
 headers, kind, fault action, status sent).
 """
@@ -45,8 +49,10 @@ class Fault:
     params: dict = field(default_factory=dict)
     hits: int = 0
 
-    def matches(self, kind: str, key: str | None) -> bool:
+    def matches(self, kind: str, key: str | None, range_start: int | None = None) -> bool:
         if self.times is not None and self.hits >= self.times:
+            return False
+        if "range_start" in self.params and self.params["range_start"] != range_start:
             return False
         if self.kind != "any" and self.kind != kind:
             return False
@@ -196,10 +202,10 @@ class FaultProxy:
                     if (kind is None or r.kind == kind) and (key is None or r.key == key)]
 
     # -- request handling ----------------------------------------------------
-    def _pick(self, kind, key) -> Fault | None:
+    def _pick(self, kind, key, range_start=None) -> Fault | None:
         with self._lock:
             for f in self.faults:
-                if f.matches(kind, key):
+                if f.matches(kind, key, range_start):
                     f.hits += 1
                     return f
         return None
@@ -213,7 +219,8 @@ class FaultProxy:
                      {k.lower(): v for k, v in h.headers.items()}, kind)
         with self._lock:
             self.requests.append(rec)
-        fault = self._pick(kind, key)
+        m = re.match(r"bytes=(\d+)-", h.headers.get("Range") or "")
+        fault = self._pick(kind, key, int(m.group(1)) if m else None)
         act = fault.action if fault else None
         p = fault.params if fault else {}
         rec.fault = act
@@ -261,8 +268,8 @@ class FaultProxy:
             hdrs = [(k, v) for k, v in hdrs if k.lower() not in ("content-range",)]
         elif act == "trickle" and method == "GET" and status in (200, 206):
             rec.status = status
-            self._trickle(h, status, hdrs, body, reason, int(p.get("first", 16)), int(p.get("bytes", 8)),
-                          float(p.get("seconds", 2)))
+            self._trickle(h, status, hdrs, body, reason, int(p.get("head_bytes", p.get("first", 64))),
+                          int(p.get("chunk", p.get("bytes", 8))), p.get("every", p.get("seconds", 2.0)))
             return
         elif act == "truncate_body" and method == "GET" and status in (200, 206) and len(body) > 1:
             rec.status = status
@@ -318,11 +325,10 @@ class FaultProxy:
         except (BrokenPipeError, ConnectionResetError):
             h.close_connection = True
 
-    def _trickle(self, h, status, headers, body, reason, first, step, every):
-        """The headers (full Content-Length) and `first` body bytes at once,
-        then `step` bytes every `every` seconds until the body is sent, the
-        client disconnects or the proxy stops: a server that is slow but never
-        silent for long, which no first-byte timeout catches."""
+    def _trickle(self, h, status, headers, body, reason, head_bytes, chunk, every):
+        """The real headers, head_bytes of the body, then chunk bytes every
+        `every` seconds (None: nothing more) until the body is out, the
+        client goes away or the proxy stops."""
         try:
             h.send_response_only(status, reason)
             for k, v in headers:
@@ -330,13 +336,19 @@ class FaultProxy:
                     h.send_header(k, v)
             h.send_header("Content-Length", str(len(body)))
             h.end_headers()
-            h.wfile.write(body[:first])
+            h.wfile.write(body[:head_bytes])
             h.wfile.flush()
-            pos = first
-            while pos < len(body) and not self._stop.wait(every):
-                h.wfile.write(body[pos:pos + step])
+            pos = head_bytes
+            while pos < len(body) and not self._stop.is_set():
+                if every is None:
+                    if not self._stall(h, None):
+                        break
+                    continue
+                if self._stop.wait(float(every)):
+                    break
+                h.wfile.write(body[pos:pos + chunk])
                 h.wfile.flush()
-                pos += step
+                pos += chunk
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass
         h.close_connection = True

@@ -9,6 +9,7 @@ Daemon stderr is expected to contain error lines here (sanitizer reports still
 fail the test)."""
 import errno
 import os
+import time
 
 import pytest
 
@@ -91,6 +92,30 @@ def test_stall_is_detected_and_retried(setup, proxy):
     assert (m / "t/target.bin").read_bytes() == data
     assert proxy.faults[0].hits == 1
     assert m.stats()["retries"] > before["retries"]
+    still_healthy(m, ctrl)
+
+
+@pytest.mark.parametrize("every", [2.0, None], ids=["trickle", "stall-mid-body"])
+def test_slow_body_is_cut_off_and_retried(setup, proxy, every):
+    """A body that trickles (8 bytes every 2 s) or stops after its first bytes
+    is cut off by the progress deadline and retried on a new connection; the
+    next attempt is served normally, so a 1 MiB pread succeeds within about
+    one progress window instead of blocking for minutes."""
+    window_s = 2.0
+    m, data, ctrl = setup(args=["--progress-timeout", str(int(window_s * 1000))])
+    before = m.stats()
+    proxy.add("get", "trickle", times=1, key="t/target.bin", range_start=0, head_bytes=100, chunk=8,
+              every=every)
+    t0 = time.monotonic()
+    with open(m / "t/target.bin", "rb", buffering=0) as f:
+        got = os.pread(f.fileno(), MiB, 0)
+    elapsed = time.monotonic() - t0
+    assert got == data[:MiB]
+    assert proxy.faults[0].hits == 1
+    gets = [(r.headers.get("range"), r.fault, r.status) for r in proxy.records("get", "t/target.bin")]
+    assert m.stats()["retries"] > before["retries"], (elapsed, gets, m.stats())
+    # one window, the deadline sweep, a backoff (<= 100 ms) and the retried GET
+    assert elapsed < window_s + 3.0, f"the slow body held the read for {elapsed:.1f} s"
     still_healthy(m, ctrl)
 
 

@@ -134,8 +134,8 @@ def test_mount_warmup_fills_the_profile(bucket, mount):
     p = doc["profile"]
     assert p["latency_ms"] > 0 and p["bandwidth_mbit"] > 0 and p["samples"] > 0, doc
     assert doc["age_s"] is not None and doc["age_s"] >= 0
-    # Levels above --max-connections (32 by default) are not measured.
-    assert all(c["in_flight"] <= 32 for c in p["capacity"]), p
+    # Without --max-connections the warmup may sample up to 512 in flight.
+    assert all(c["in_flight"] <= 512 for c in p["capacity"]), p
     st = m.stats()
     assert 0 < st["warmup_requests"] <= 3200, st
     assert 0 < st["warmup_bytes"] <= 25 * MiB, st
@@ -243,3 +243,18 @@ def test_unmount_during_the_warmup(bucket, mount, wan):
     m.unmount()
     assert time.monotonic() - t0 < 10
     assert m.proc.returncode == 0
+
+
+def test_the_profile_sets_the_client_limits(bucket, mount):
+    """Without --max-connections the warmup samples up to 512 in flight and
+    then sets the client's limit from the profile; with it, the warmup stays
+    within it and the limit is kept."""
+    b = bucket(data_files())
+    m = mount(bucket=b, prefix="t", warmup="automatic", args=("--log-level", "info"))
+    p = wait_warmup(m)["profile"]
+    want = min(512, max(32, p["suggested_in_flight"]))
+    assert f"warmup: {want} requests in flight" in m.stderr(), m.stderr()
+    m2 = mount(bucket=b, prefix="t", warmup="automatic", args=("--log-level", "info", "--max-connections", "16"))
+    p2 = wait_warmup(m2)["profile"]
+    assert p2["capacity"] and all(c["in_flight"] <= 16 for c in p2["capacity"]), p2
+    assert "warmup: 16 requests in flight" in m2.stderr(), m2.stderr()
