@@ -12,6 +12,8 @@
  *   view_file      a file's plan in a view: footer, selection, chunk table
  *   selection      evaluating the hint's predicate on a row group
  *   chunk_plan     planning column chunks page by page, fetched in rounds
+ *   plan_reason    the reason words of its decisions
+ *   partial_memory the budget of planning buffers and page images
  *   view_read      serving a reader's reads from the plan
  *   view_stats     NAME.stats
  * Views read real bytes only through the plain path's object layer
