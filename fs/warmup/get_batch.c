@@ -109,6 +109,11 @@ static void on_get_done(void *ud, store_status st, const char *errmsg)
     /* Counted before the reference goes: after it, the caller may free b. */
     if (st == STORE_OK && b->stats)
         STAT_ADD(b->stats, warmup_bytes, q->length);
+    /* Counted once the store has sent it (a request abandoned at the
+     * warmup's deadline may still wait in the store's queue; one completed
+     * by shutdown may never have gone out). */
+    if (st != STORE_ERR_SHUTDOWN && b->stats)
+        STAT_ADD(b->stats, warmup_requests, 1);
     bool last = --b->refs == 0;
     pthread_cond_signal(&b->cond);
     pthread_mutex_unlock(&b->lock);
@@ -151,8 +156,6 @@ int64_t get_batch_run(get_batch *b, object_store *s, uint32_t conc, int64_t subm
             opts.fresh_connection = q->fresh;
             store_status st = store_get_async(s, q->key, q->etag, q->offset, q->length, &iov, 1, &opts,
                                               on_get_done, q);
-            if (b->stats)
-                STAT_ADD(b->stats, warmup_requests, 1);
             pthread_mutex_lock(&b->lock);
             if (st != STORE_OK) {
                 /* Refused: done will not be called. */
