@@ -74,7 +74,8 @@ def run_reader(spec: dict, timeout: float, between=None) -> dict:
                                f"({p.returncode}): {err.read().strip()[-2000:]}")
         res = json.loads(out.strip().splitlines()[-1])
     res["cpu_s"] = ru.ru_utime + ru.ru_stime
-    res["peak_bytes"] = ru.ru_maxrss * 1024
+    if not res.get("peak_bytes"):
+        res["peak_bytes"] = ru.ru_maxrss * 1024   # includes the harness's RSS (see bench_reader.peak_rss)
     return res
 
 
@@ -327,7 +328,15 @@ def main(argv=None) -> int:
     ap.add_argument("--img", default=str(REPO / "docs" / "img"))
     ap.add_argument("--json", help="also write every run as JSON here")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per reader run")
+    ap.add_argument("--report-from", help="only write the report (--out, --img) from the --json of an earlier run")
     a = ap.parse_args(argv)
+    if a.report_from:
+        import bench_report
+        doc = json.loads(Path(a.report_from).read_text())
+        bench_report.write(Path(a.out), Path(a.img), doc["plan"], doc["tables"], doc["runs"], doc["models"],
+                           doc["calibrations"], elapsed=doc["elapsed"], probe=doc.get("probe"),
+                           commit=doc.get("commit"))
+        return 0
     plan = dict(FULL if a.full else QUICK)
     for k in ("scale", "pairs", "dv", "later", "target_file_mib"):
         if getattr(a, k) is not None:
@@ -353,7 +362,9 @@ def main(argv=None) -> int:
     import wanproxy
 
     started = time.time()
-    print(f"bench: plan {json.dumps(plan)}", flush=True)
+    import bench_report
+    commit = bench_report.sievefs_commit()       # before this run writes docs/
+    print(f"bench: plan {json.dumps(plan)}; sievefs {commit}", flush=True)
     probe = run_probe(a)
     gen = bench_data.generate(a.data_dir, scale=plan["scale"], widths=plan["widths"], codecs=plan["codecs"],
                              dv=plan["dv"], layouts=tuple(plan["layouts"]),
@@ -433,12 +444,13 @@ def main(argv=None) -> int:
                 for name, t, q, pq_, table_readers in cases:
                     m = physical_limit(reads[(name, q["name"])], link, capacity, source)
                     models.append({"profile": profile, "table": name, "query": q["name"], **m})
+    elapsed = time.time() - started
     if a.json:
-        Path(a.json).write_text(json.dumps({"plan": plan, "runs": runs, "models": models, "probe": probe},
-                                           indent=1, default=str))
-    import bench_report
+        Path(a.json).write_text(json.dumps({"plan": plan, "runs": runs, "models": models, "probe": probe,
+                                            "tables": tables, "calibrations": calibrations, "elapsed": elapsed,
+                                            "commit": commit}, indent=1, default=str))
     bench_report.write(Path(a.out), Path(a.img), plan, tables, runs, models, calibrations,
-                       elapsed=time.time() - started, probe=probe)
+                       elapsed=elapsed, probe=probe, commit=commit)
     bad = [r for r in runs if not r["same"]]
     print(f"bench: done in {time.time() - started:.0f} s; report {a.out}", flush=True)
     return 1 if bad else 0

@@ -118,7 +118,20 @@ def main():
         if len(again) != len(rows):
             raise SystemExit(f"a later query returned {len(again)} rows, the first {len(rows)}")
         later.append(s)
-    print(json.dumps({"seconds": seconds, "rows": len(rows), "digest": digest(rows), "later_seconds": later}))
+    print(json.dumps({"seconds": seconds, "rows": len(rows), "digest": digest(rows), "later_seconds": later,
+                      "peak_bytes": peak_rss()}))
+
+
+def peak_rss() -> int | None:
+    """This process's peak RSS (VmHWM: the memory of this exec only; wait4's
+    ru_maxrss also counts the harness's RSS, inherited across fork and exec)."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 if __name__ == "__main__":

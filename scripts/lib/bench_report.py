@@ -38,15 +38,21 @@ def _versions() -> str:
 
 
 def sievefs_commit() -> str:
-    """The commit of the checkout that built build/sievefs (+ "-dirty" when
-    tracked files differ from it)."""
+    """The checkout whose build/sievefs runs: HEAD, and the last commit that
+    changed anything outside scripts/, tests/ and docs/ (the daemon's sources),
+    each with "-dirty" when tracked files there differ from it."""
     repo = Path(__file__).resolve().parents[2]
+    src = [".", ":(exclude)scripts", ":(exclude)tests", ":(exclude)docs"]
+
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, timeout=10).stdout.strip()
     try:
-        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
-                              timeout=10).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=repo,
-                               capture_output=True, text=True, timeout=10).stdout.strip()
-        return (head or "?") + ("-dirty" if dirty else "")
+        head = git("rev-parse", "HEAD") or "?"
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        srcc = git("log", "-1", "--format=%H", "--", *src) or "?"
+        src_dirty = git("status", "--porcelain", "--untracked-files=no", "--", *src)
+        return (f"{head}{'-dirty' if dirty else ''} (daemon sources as of {srcc}"
+                f"{'-dirty' if src_dirty else ''})")
     except (OSError, subprocess.SubprocessError):
         return "?"
 
@@ -272,7 +278,7 @@ def _reasons(d: dict | None) -> str:
 
 
 def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: list, calibrations: dict,
-          elapsed: float, probe: dict | None = None) -> None:
+          elapsed: float, probe: dict | None = None, commit: str | None = None) -> None:
     summary = summarize(runs, models)
     pngs = _plots(img, summary)
     rel_img = Path("img")
@@ -280,7 +286,7 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
              "Written by `scripts/bench` (do not edit by hand). Method: [below](#method).", "",
              f"- machine: {platform.node()}, {platform.machine()}, {__import__('os').cpu_count()} CPUs, "
              f"Linux {platform.release()}",
-             f"- sievefs measured: commit `{sievefs_commit()}` (the checkout whose build/sievefs ran)",
+             f"- sievefs measured: commit `{commit or sievefs_commit()}` (the checkout whose build/sievefs ran)",
              f"- versions: {_versions()}",
              f"- plan: {plan}; {len(runs)} timed runs in {elapsed / 60:.1f} min",
              ]
