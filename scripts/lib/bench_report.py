@@ -377,10 +377,14 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "object on every seek, 50 s instead of 3 s for a 90-column query at `wan`), and the reader's "
               "own S3 client (pyarrow `S3FileSystem`, deltalake with an `s3://` URI; DuckDB's httpfs "
               "extension cannot be downloaded here, so DuckDB has no direct run). Each run mounts afresh. "
-              "A view reads a page partially only when the mount has a measured connection profile "
-              "(`--warmup`, `.sieve/profile`); a sievefs without one synthesizes pages that hold no "
-              "selected row and reads the others whole, so until the profile lands the view's bytes are "
-              "close to the plain path's except where whole pages can be left out.",
+              "Without a measured connection profile (`.sieve/profile`, from `--warmup`) a view prices "
+              "requests with `--request-cost` (default 128K): a page with selected rows is read partially "
+              "when that fetches under 75 % of it once each request counts 128 KiB. On the quick tables "
+              "the clustered 0.1 % (one contiguous run of rows in each 400–800 KB page) pays, the "
+              "scattered 0.1 % (about 100 rows spread over each page, a request each) does not, so there "
+              "the view reads pages whole, like the plain path; pages without a selected row are "
+              "synthesized. DuckDB's files have no OffsetIndex, so views serve their chunks whole (no page "
+              "decisions). A sievefs that plans with a measured profile changes these decisions.",
               "- Before anything is timed, every contender's result is compared with the same reader on the "
               "local files (on the unshaped link), and the local result's row count with the generator's. "
               "Timed runs alternate the contender order, at least 3 pairs; tables show medians. init = mount "

@@ -344,3 +344,49 @@ def test_deletion_vector_variant(small, tmp_path):
         out = pa.table(QueryBuilder().register("t", dt).execute(q["sql_deltalake"]).read_all())
         n = out.column(0)[0].as_py() if q["layout"] == "full" else out.num_rows
         assert n == q["expected_rows"], q["name"]
+
+
+def test_report_reads_profiles_and_reasons_loosely():
+    """The pieces of the report that read documents other branches define:
+    .sieve/profile (recorded as-is; latency, bandwidth, capacity and
+    suggested in-flight rendered when present) and a view's chunk/page
+    reason counters (top level, else summed over files)."""
+    import bench
+    import bench_report as br
+    doc = {"state": "ready", "latency_ms": {"p50": 201.5, "p90": 230.0}, "connect_ms": 198.0,
+           "bandwidth_Bps": 18_750_000, "capacity": [{"in_flight": 8, "per_s": 40.0},
+                                                      {"in_flight": 64, "per_s": 310.0}],
+           "suggested_in_flight": 64}
+    ps = br.profile_summary(doc)
+    assert ps == {"state": "ready", "latency_ms": 201.5, "p90_ms": 230.0, "connect_ms": 198.0,
+                  "bandwidth_Bps": 18_750_000, "capacity_per_s": 310.0, "suggested_in_flight": 64}
+    text = br._fmt_profile(ps)
+    assert "latency 202 ms (p90 230)" in text and "150 Mbit/s" in text and "suggested in flight 64" in text
+    assert br.profile_summary({"latency_s": 0.2, "latency_p90_s": 0.25, "bandwidth_mbit": 150})["p90_ms"] == 250
+    assert br.profile_summary(None) == {} and br._fmt_profile({}) == "no profile"
+    stats = {"files": [{"chunk_reasons": {"real": 2, "view": 5}, "page_reasons": {"partial": 3}},
+                       {"chunk_reasons": {"view": 1}, "page_reasons": {"whole_cheaper": 4, "partial": 1}}]}
+    assert bench.sum_reasons(stats) == {"chunk_reasons": {"real": 2, "view": 6},
+                                        "page_reasons": {"partial": 4, "whole_cheaper": 4}}
+    assert bench.sum_reasons({"chunk_reasons": {"a": 1}, "files": []}) == {"chunk_reasons": {"a": 1}}
+    assert bench.sum_reasons({"pages_real": 3, "files": [{}]}) == {} and bench.sum_reasons(None) == {}
+
+
+def test_physical_limit_request_term(writers):
+    """physical_model: ranges closer than bandwidth / capacity are read as one;
+    without a capacity the bound is the old bytes / bandwidth + rounds x RTT."""
+    import numpy as np
+    import physical_model as pm
+    assert pm.coalesce([0, 10, 1000], [5, 20, 1010], gap=0) == (3, 0)
+    assert pm.coalesce([0, 10, 1000], [5, 20, 1010], gap=6) == (2, 5)
+    assert pm.coalesce([0, 10, 1000], [5, 20, 1010], gap=10_000) == (1, 985)
+    info = writers["tables"]["lineitem_w90_none_pyarrow"]
+    path = Path(info["path"]) / info["files"][0]["path"]
+    rows = np.arange(5000, 5100)
+    m = pm.minimal_read(path, rows, ["l_orderkey", "rownum", "w001_i64", "l_comment"], ["rownum"])
+    plain = m.limit(0.2, 18.75e6)
+    assert plain["requests_s"] == 0 and abs(plain["seconds"] - (m.total / 18.75e6 + m.rounds * 0.2)) < 1e-9
+    capped = m.limit(0.2, 18.75e6, 160.0)
+    assert capped["requests"] <= plain["requests"] and capped["bytes"] >= m.total
+    assert capped["seconds"] >= plain["seconds"]
+    assert abs(capped["seconds"] - (m.rounds * 0.2 + capped["bytes"] / 18.75e6 + capped["requests"] / 160)) < 1e-9
