@@ -260,8 +260,8 @@ def _profile_lines(runs: list) -> list:
         return lines + ["No sievefs run.", ""]
     if all(r.get("sieve_profile") is None for r in sieve):
         return lines + [f"no profile: none of the {len(sieve)} sievefs mounts had `.sieve/profile` (this sievefs "
-                        "does not expose one yet; views then plan without a measured link and make no partial "
-                        "reads).", ""]
+                        "does not expose one yet; its views then price a request at `--request-cost` instead of the "
+                        "measured link: see the Method section).", ""]
     lines += ["| link | table | query | reader | contender | pair | init s | profile at start | profile at end |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in sieve:
