@@ -2,11 +2,14 @@
 one machine, over an emulated link. See docs/benchmarks.md for the method and
 the latest results.
 
-    scripts/bench --quick        # TPC-H SF 0.005, 90 columns, wan link: ~10 min here
-    scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link
+    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, pyarrow and DuckDB layouts, wan: ~20 min here
+    scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link, every contender
 
-Both include the deletion-vector variant (Spark; read by deltalake only). The
-Method section of docs/benchmarks.md says what each mode runs and costs.
+The tables are written by real writers (bench_data.py layouts `pyarrow`, with
+an OffsetIndex and ~1 MiB pages, and `duckdb`, one page per column chunk, both
+in 100,000-row groups). The full plan includes the deletion-vector variant
+(Spark; read by deltalake only; --dv in the quick one). The Method section of
+docs/benchmarks.md says what each mode runs and costs.
 
 Steps: start moto (no signature checks: s3fs 1.90 signs listing queries in a
 way moto rejects) on 127.0.0.1; generate the tables (bench_data.py) and upload
@@ -39,55 +42,118 @@ import bench_contenders  # noqa: E402
 READER = HERE / "bench_reader.py"
 
 
-def run_reader(spec: dict, timeout: float) -> dict:
+def run_reader(spec: dict, timeout: float, between=None) -> dict:
     """Run one query in a fresh process; returns its JSON line plus the
-    process's CPU seconds and peak RSS (from wait4)."""
+    process's CPU seconds and peak RSS (from wait4). With spec["repeat"] > 1
+    the reader stops after its first query until between() has returned."""
     import threading
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen([sys.executable, str(READER), json.dumps(spec)], stdout=out, stderr=err)
+    with tempfile.TemporaryFile("w+") as err:
+        p = subprocess.Popen([sys.executable, str(READER), json.dumps(spec)], stdout=subprocess.PIPE,
+                             stdin=subprocess.PIPE, stderr=err, text=True)
         killer = threading.Timer(timeout, p.kill)
         killer.start()
-        _, status, ru = os.wait4(p.pid, 0)
-        killer.cancel()
+        try:
+            if int(spec.get("repeat", 1)) > 1:
+                p.stdout.readline()
+                if between:
+                    between()
+                try:
+                    p.stdin.write("\n")
+                    p.stdin.flush()
+                except BrokenPipeError:
+                    pass
+            p.stdin.close()
+            out = p.stdout.read()
+        finally:
+            _, status, ru = os.wait4(p.pid, 0)
+            killer.cancel()
         p.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
         err.seek(0)
         if p.returncode != 0:
             raise RuntimeError(f"reader {spec['reader']} on {spec['location']} failed "
                                f"({p.returncode}): {err.read().strip()[-2000:]}")
-        res = json.loads(out.read().strip().splitlines()[-1])
+        res = json.loads(out.strip().splitlines()[-1])
     res["cpu_s"] = ru.ru_utime + ru.ru_stime
-    res["peak_bytes"] = ru.ru_maxrss * 1024
+    if not res.get("peak_bytes"):
+        res["peak_bytes"] = ru.ru_maxrss * 1024   # includes the harness's RSS (see bench_reader.peak_rss)
     return res
 
 
+def sum_reasons(stats) -> dict:
+    """{"chunk_reasons": {reason: n}, "page_reasons": {reason: n}} of a view's
+    NAME.stats: its top-level objects when it has them, else the sum over
+    files[]; {} for a stats document without them (an older sievefs)."""
+    out = {}
+    if not isinstance(stats, dict):
+        return out
+    for key in ("chunk_reasons", "page_reasons"):
+        if isinstance(stats.get(key), dict):
+            out[key] = {k: v for k, v in stats[key].items() if isinstance(v, (int, float))}
+            continue
+        acc, seen = {}, False
+        for f in stats.get("files") or []:
+            if isinstance(f, dict) and isinstance(f.get(key), dict):
+                seen = True
+                for k, v in f[key].items():
+                    if isinstance(v, (int, float)):
+                        acc[k] = acc.get(k, 0) + v
+        if seen:
+            out[key] = acc
+    return out
+
+
 def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3conf: dict,
-            timeout: float) -> dict:
+            timeout: float, later: int = 0) -> dict:
+    """One fresh mount (or none, for direct), one reader process: the first
+    query, then `later` more in the same process on the same mount."""
     location = contender.setup(table_prefix, query)
     try:
+        profile_at_start = contender.sieve_profile()
         before = proxy.stats()
-        spec = {"reader": reader, "location": location, "query": query, "s3": s3conf, "threads": 2}
-        res = run_reader(spec, timeout)
+        spec = {"reader": reader, "location": location, "query": query, "s3": s3conf, "threads": 2,
+                "repeat": 1 + later}
+        mid = {}
+        res = run_reader(spec, timeout, between=lambda: mid.update(proxy.stats()))
         after = proxy.stats()
+        first = mid or after
         dcpu, dpeak = contender.daemon_usage()
+        profile = contender.sieve_profile()
+        vstats = contender.view_stats()
     finally:
         contender.teardown()
+    later_s = res.get("later_seconds") or []
     return {
         "contender": contender.name, "reader": reader, "query": query["name"],
         "init_s": contender.init_seconds, "query_s": res["seconds"], "rows": res["rows"],
+        "later_s": statistics.median(later_s) if later_s else None, "later_runs": later_s,
         "digest": res["digest"],
-        "bytes": after["bytes_down"] - before["bytes_down"] + after["bytes_up"] - before["bytes_up"],
-        "requests": after.get("requests", 0) - before.get("requests", 0),
+        "bytes": first["bytes_down"] - before["bytes_down"] + first["bytes_up"] - before["bytes_up"],
+        "requests": first.get("requests", 0) - before.get("requests", 0),
+        "later_bytes": (after["bytes_down"] - first["bytes_down"] + after["bytes_up"] - first["bytes_up"]) if mid else None,
+        "later_requests": (after.get("requests", 0) - first.get("requests", 0)) if mid else None,
         "cpu_s": res["cpu_s"], "peak_bytes": res["peak_bytes"],
         "daemon_cpu_s": dcpu if contender.fuse else None, "daemon_peak_bytes": dpeak if contender.fuse else None,
+        "sieve_profile": profile, "sieve_profile_at_start": profile_at_start, "view_stats": vstats,
+        **sum_reasons(vstats),
     }
 
 
-# -- plan -------------------------------------------------------------------------------------
-QUICK = {"scale": 0.005, "widths": [90], "codecs": ["none"], "dv": True, "profiles": ["wan"],
-         "queries": ["scattered_0_1pct", "clustered_0_1pct", "full_scan"], "pairs": 3}
-FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"], "dv": True,
-        "profiles": ["wan", "region", "lan"], "queries": None, "pairs": 3}
+# -- plan ----
+# The quick plan (see docs/benchmarks.md, Method): real writers' layouts (pyarrow with an
+# OffsetIndex, DuckDB with one page per chunk) at ~1 MiB pages and 100,000-row groups.
+QUICK_SCALE = 0.02
+QUICK_FILE_MIB = 1024
+QUICK_QUERIES = ["scattered_0_1pct", "clustered_0_1pct", "full_scan"]
+QUICK_CONTENDERS = ["view", "plain", "s3fs"]
+# sievefs's default --max-connections: the requests in flight the model assumes without a profile
+ASSUMED_IN_FLIGHT = 32
+QUICK = {"scale": QUICK_SCALE, "widths": [90], "codecs": ["none"], "layouts": ["pyarrow", "duckdb"],
+         "target_file_mib": QUICK_FILE_MIB, "dv": False, "profiles": ["wan"],
+         "queries": QUICK_QUERIES, "pairs": 3, "later": 1, "later_contenders": ["view", "plain"],
+         "contenders": QUICK_CONTENDERS}
+FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"], "layouts": ["pyarrow", "duckdb"],
+        "target_file_mib": None, "dv": True, "profiles": ["wan", "region", "lan"], "queries": None, "pairs": 3,
+        "later": 1, "later_contenders": ["view", "plain"], "contenders": list(bench_contenders.CONTENDERS)}
 READERS = ("duckdb", "pyarrow", "deltalake")
 
 
@@ -139,8 +205,8 @@ def contenders_for(reader: str, wanted: list[str]) -> list[str]:
     return [c for c in wanted if not (c == "direct" and reader == "duckdb")]
 
 
-def physical_limit(table: dict, q: dict, link) -> dict:
-    """Minimal bytes and rounds of the query over all files (physical_model.py)."""
+def minimal_read(table: dict, q: dict):
+    """The query's minimal read over all files (physical_model.MinimalRead)."""
     import physical_model as pm
     import pyarrow.parquet as pq
     parts = []
@@ -151,11 +217,30 @@ def physical_limit(table: dict, q: dict, link) -> dict:
         rows = selected_rows(path, q, first, n)
         parts.append(pm.minimal_read(path, rows, q["columns"], q["filter_columns"] if q["predicate"] else ()))
         first += n
-    mr = pm.MinimalRead.combine(parts)
-    rate = (link.mbit or 0) * 1e6 / 8
+    return pm.MinimalRead.combine(parts)
+
+
+def link_capacity(link, runs: list) -> tuple[float | None, str]:
+    """Requests per second for the model's request term, and where it comes
+    from: the median best capacity of the profiles the sievefs mounts of these
+    runs measured, else ASSUMED_IN_FLIGHT requests per RTT (None = unlimited
+    on a link without delay)."""
+    import bench_report
+    caps = [c for c in (bench_report.profile_summary(r.get("sieve_profile")).get("capacity_per_s") for r in runs) if c]
+    if caps:
+        return statistics.median(caps), f"measured (median of {len(caps)} mount profiles)"
+    if link.rtt_ms:
+        return ASSUMED_IN_FLIGHT / (link.rtt_ms / 1000), (f"assumed: {ASSUMED_IN_FLIGHT} in flight (sievefs's "
+                                                          f"--max-connections) per {link.rtt_ms:g} ms RTT")
+    return None, "assumed unlimited (no delay on this link)"
+
+
+def physical_limit(mr, link, capacity: float | None, source: str) -> dict:
+    """The bound for the link: nominal RTT and bandwidth, the given capacity."""
+    rate = (link.mbit or 0) * 1e6 / 8 or 1e12
     rtt = (link.rtt_ms or 0) / 1000
-    secs = mr.total / rate + mr.rounds * rtt if rate else mr.rounds * rtt
-    return {"bytes": mr.total, "rounds": mr.rounds, "seconds": secs}
+    lim = mr.limit(rtt, rate, capacity)
+    return dict(lim, capacity_per_s=capacity, capacity_source=source)
 
 
 def selected_rows(path: Path, q: dict, first: int, n: int):
@@ -170,12 +255,48 @@ def selected_rows(path: Path, q: dict, first: int, n: int):
     return t.filter(expr).column("__i").to_pylist()
 
 
+def run_probe(a) -> dict:
+    """The scheduler probe for the report: {"source", "markdown"?, "runs"?,
+    "note"?}. --probe-json: that file's runs; --probe: scripts/probe-requests
+    --json (its markdown and runs) when the script exists; else a note."""
+    script = REPO / "scripts" / "probe-requests"
+    if a.probe_json:
+        try:
+            return {"source": a.probe_json, "runs": json.loads(Path(a.probe_json).read_text())}
+        except (OSError, ValueError) as e:
+            return {"source": a.probe_json, "note": f"could not read {a.probe_json}: {e}"}
+    if not a.probe:
+        return {"note": "not run (scripts/bench --probe runs scripts/probe-requests, --probe-json PATH "
+                        "embeds its --json output)"}
+    if not script.exists():
+        return {"note": "skipped: scripts/probe-requests does not exist in this checkout"}
+    import shlex
+    with tempfile.TemporaryDirectory() as d:
+        out = Path(d) / "probe.json"
+        argv = [str(script), *shlex.split(a.probe_args), "--json", str(out)]
+        print(f"bench: scheduler probe: {' '.join(argv)}", flush=True)
+        try:
+            r = subprocess.run(argv, capture_output=True, text=True, timeout=3600)
+        except (OSError, subprocess.SubprocessError) as e:
+            return {"source": " ".join(argv), "note": f"failed to run: {e}"}
+        doc = {"source": "scripts/probe-requests " + " ".join(argv[1:-2]),
+               "markdown": r.stdout.strip()}
+        if r.returncode != 0:
+            doc["note"] = f"exit {r.returncode}: {r.stderr.strip()[-1500:]}"
+        try:
+            doc["runs"] = json.loads(out.read_text())
+        except (OSError, ValueError):
+            pass
+        return doc
+
+
 # -- run --------------------------------------------------------------------------------------
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group()
-    mode.add_argument("--quick", action="store_true", help="TPC-H SF 0.005, 90 columns, uncompressed, wan link, 0.1%% "
-                      "scattered and clustered and the full scan (default)")
+    mode.add_argument("--quick", action="store_true", help=f"TPC-H SF {QUICK_SCALE:g}, 90 columns, uncompressed, "
+                      "pyarrow and DuckDB layouts, wan link, 0.1%% and 0.02%% scattered, 0.1%% clustered, "
+                      "the full scan (default)")
     mode.add_argument("--full", action="store_true", help="TPC-H SF10, 90 and 416 columns, none and zstd, links wan/region/lan, "
                       "all seven queries")
     ap.add_argument("--scale", type=float)
@@ -186,8 +307,18 @@ def main(argv=None) -> int:
                          "Spark; read by deltalake only; default on; --no-dv skips it)")
     ap.add_argument("--profiles", help="comma list of wan,region,lan")
     ap.add_argument("--queries", help="comma list of query names (see bench_data.py)")
+    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,duckdb (bench_data.py)")
+    ap.add_argument("--target-file-mib", type=int)
     ap.add_argument("--readers", default=",".join(READERS))
-    ap.add_argument("--contenders", default=",".join(bench_contenders.CONTENDERS))
+    ap.add_argument("--contenders", help="comma list of " + ",".join(bench_contenders.CONTENDERS))
+    ap.add_argument("--later", type=int, help="later queries per run after the first, in the same reader "
+                    "process on the same mount, for the sievefs contenders (default 1)")
+    ap.add_argument("--probe", action="store_true", help="run scripts/probe-requests (if it exists) and "
+                    "put its table in the report")
+    ap.add_argument("--probe-args", default="--profile wan,lan",
+                    help="arguments for scripts/probe-requests (default: %(default)s)")
+    ap.add_argument("--probe-json", help="a JSON file written by scripts/probe-requests --json: its runs go "
+                    "into the report")
     ap.add_argument("--pairs", type=int)
     ap.add_argument("--sievefs-args", default="",
                     help="extra `sievefs mount` arguments for the view and plain contenders, e.g. "
@@ -197,11 +328,23 @@ def main(argv=None) -> int:
     ap.add_argument("--img", default=str(REPO / "docs" / "img"))
     ap.add_argument("--json", help="also write every run as JSON here")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per reader run")
+    ap.add_argument("--report-from", help="only write the report (--out, --img) from the --json of an earlier run")
     a = ap.parse_args(argv)
+    if a.report_from:
+        import bench_report
+        doc = json.loads(Path(a.report_from).read_text())
+        bench_report.write(Path(a.out), Path(a.img), doc["plan"], doc["tables"], doc["runs"], doc["models"],
+                           doc["calibrations"], elapsed=doc["elapsed"], probe=doc.get("probe"),
+                           commit=doc.get("commit"))
+        return 0
     plan = dict(FULL if a.full else QUICK)
-    for k in ("scale", "pairs", "dv"):
+    for k in ("scale", "pairs", "dv", "later", "target_file_mib"):
         if getattr(a, k) is not None:
             plan[k] = getattr(a, k)
+    if a.layouts:
+        plan["layouts"] = a.layouts.split(",")
+    if a.contenders:
+        plan["contenders"] = a.contenders.split(",")
     if a.widths:
         plan["widths"] = [int(x) for x in a.widths.split(",")]
     if a.codecs:
@@ -214,17 +357,22 @@ def main(argv=None) -> int:
     if a.sievefs_args:
         plan["sievefs_args"] = a.sievefs_args
     bench_contenders.SIEVEFS_EXTRA[:] = a.sievefs_args.split()
-    wanted = a.contenders.split(",")
+    wanted = plan["contenders"]
     import bench_data
     import wanproxy
 
     started = time.time()
-    print(f"bench: plan {json.dumps(plan)}", flush=True)
+    import bench_report
+    commit = bench_report.sievefs_commit()       # before this run writes docs/
+    print(f"bench: plan {json.dumps(plan)}; sievefs {commit}", flush=True)
+    probe = run_probe(a)
     gen = bench_data.generate(a.data_dir, scale=plan["scale"], widths=plan["widths"], codecs=plan["codecs"],
-                             dv=plan["dv"])
+                             dv=plan["dv"], layouts=tuple(plan["layouts"]),
+                             target_file_mib=plan.get("target_file_mib"))
     tables = gen["tables"]
     work = Path(tempfile.mkdtemp(prefix="sieve-bench-"))
     runs, models, calibrations, failures = [], [], {}, []
+    reads = {}
     with s3env.MotoServer(auth=False, log_path=work / "moto.log") as moto:
         s3 = moto.client()
         bucket = "sieve-bench"
@@ -270,26 +418,39 @@ def main(argv=None) -> int:
             print(f"bench: link {profile}: {calibrations[profile]}", flush=True)
             with wanproxy.WanProxy("127.0.0.1", moto.port, profile) as proxy:
                 s3conf["endpoint"] = proxy.endpoint
+                link_runs = []
                 for name, t, q, pq_, table_readers in cases:
-                    m = physical_limit(t, q, link)
-                    models.append({"profile": profile, "table": name, "query": q["name"], **m})
+                    if (name, q["name"]) not in reads:
+                        reads[(name, q["name"])] = minimal_read(t, q)
                     for reader in table_readers:
                         order = contenders_for(reader, wanted)
                         for pair in range(plan["pairs"]):
                             for c in (order if pair % 2 == 0 else list(reversed(order))):
                                 con = bench_contenders.make(c, work, bucket, proxy.endpoint, moto.creds)
-                                r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout)
+                                later = plan["later"] if c in plan["later_contenders"] else 0
+                                r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout, later)
                                 r.update(profile=profile, table=name, pair=pair,
                                          same=r["digest"] == reference[(name, q["name"], reader)])
                                 runs.append(r)
+                                link_runs.append(r)
+                                lat = "" if r["later_s"] is None else f" (later {r['later_s']:.2f} s)"
                                 print(f"{profile} {name} {q['name']} {reader} {c} pair {pair + 1}: "
-                                      f"{r['query_s']:.2f} s, {r['bytes']:,} B, {r['requests']} req"
-                                      f"{'' if r['same'] else '  RESULT DIFFERS'}", flush=True)
+                                      f"init {r['init_s']:.2f} s, {r['query_s']:.2f} s{lat}, "
+                                      f"{r['bytes']:,} B, {r['requests']} req"
+                                      f"{'' if r['same'] else '  RESULT DIFFERS'}"
+                                      f"{'' if c not in ('view', 'plain') or r['sieve_profile'] is not None else '  (no profile)'}",
+                                      flush=True)
+                capacity, source = link_capacity(link, link_runs)
+                for name, t, q, pq_, table_readers in cases:
+                    m = physical_limit(reads[(name, q["name"])], link, capacity, source)
+                    models.append({"profile": profile, "table": name, "query": q["name"], **m})
+    elapsed = time.time() - started
     if a.json:
-        Path(a.json).write_text(json.dumps({"plan": plan, "runs": runs, "models": models}, indent=1))
-    import bench_report
+        Path(a.json).write_text(json.dumps({"plan": plan, "runs": runs, "models": models, "probe": probe,
+                                            "tables": tables, "calibrations": calibrations, "elapsed": elapsed,
+                                            "commit": commit}, indent=1, default=str))
     bench_report.write(Path(a.out), Path(a.img), plan, tables, runs, models, calibrations,
-                       elapsed=time.time() - started)
+                       elapsed=elapsed, probe=probe, commit=commit)
     bad = [r for r in runs if not r["same"]]
     print(f"bench: done in {time.time() - started:.0f} s; report {a.out}", flush=True)
     return 1 if bad else 0

@@ -61,6 +61,22 @@ def _proc_cpu_and_peak(pid: int) -> tuple[float, int]:
         return 0.0, 0
 
 
+def _read_json(path: Path):
+    """A JSON document, None if the file does not exist; {"unreadable": ...}
+    if it exists but does not parse."""
+    import json
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return {"unreadable": str(e)}
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"unreadable": raw[:2000].decode("utf-8", "replace")}
+
+
 class Contender:
     """Base: subclasses set self.location (what the reader opens) in setup()."""
     name = "?"
@@ -95,6 +111,15 @@ class Contender:
         if self.fuse:
             s3env.unmount(self.mp, self.pids)
 
+    def sieve_profile(self):
+        """MOUNTPOINT/.sieve/profile as-is (a JSON document), None when the
+        mount has none (not a sievefs mount, or a sievefs without one)."""
+        return None
+
+    def view_stats(self):
+        """The view's NAME.stats document, None without a view."""
+        return None
+
     def _wait_mounted(self):
         if not s3env.wait_for(lambda: bool(s3env.mounts_at(self.mp)), 60):
             raise RuntimeError(f"{self.name}: {self.mp} did not mount")
@@ -118,6 +143,9 @@ class SievefsPlain(Contender):
         self.init_seconds = time.perf_counter() - t
         return str(self.mp / table_prefix)
 
+    def sieve_profile(self):
+        return _read_json(self.mp / ".sieve" / "profile")
+
 
 class SievefsView(SievefsPlain):
     name = "view"
@@ -136,7 +164,11 @@ class SievefsView(SievefsPlain):
         if r.returncode != 0:
             raise RuntimeError(f"sievefs hint rejected {json.dumps(hint)}: {r.stderr.strip()}")
         self.init_seconds = time.perf_counter() - t
+        self.hint_name = "q"
         return str(Path(r.stdout.strip()) / table_prefix)
+
+    def view_stats(self):
+        return _read_json(self.mp / ".sieve" / "hints" / f"{self.hint_name}.stats")
 
 
 class S3fs(Contender):

@@ -1,12 +1,31 @@
 """Benchmark data and queries for the sievefs benchmark harness (issue 5).
 
 Tables: TPC-H lineitem (tpchgen-cli) widened deterministically to 90 and 416
-columns, written as Delta tables whose Parquet files suit sievefs views:
-PLAIN values, no dictionary, page index, statistics, data pages of at most
-1 MiB or 20,000 rows, row groups of at most 131,072 rows, files of about
-`target_file_mib` (512 MiB at full scale, 64 MiB below scale 1); one variant
-uncompressed, one ZSTD; optionally (dv=True) a copy of each width whose
-scattered ~1 % of rows are deleted by Spark with deletion vectors.
+columns, written as Delta tables in one of three layouts (`layouts`):
+
+  sieve    (table lineitem_wW_CODEC) pyarrow's ParquetWriter tuned to suit
+           sievefs views: PLAIN values, no dictionary, page index,
+           statistics, data pages of at most 1 MiB or `page_rows` (20,000)
+           rows, row groups of at most 131,072 rows; files of about
+           `target_file_mib` (512 MiB at full scale, 64 MiB below scale 1)
+  pyarrow  (lineitem_wW_CODEC_pyarrow) what pyarrow writes with
+           pq.ParquetWriter(use_dictionary=False, write_page_index=True,
+           data_page_size=1 MiB) and row groups of `row_group_rows`
+           (100,000), its defaults otherwise (V1 pages, decimals as
+           FIXED_LEN_BYTE_ARRAY), except that its 20,000-row page cap is
+           lifted to the row group so pages reach the 1 MiB page size (fixed
+           width columns: one page per chunk of 100,000 rows): the layout
+           with an OffsetIndex. Files rolled at `target_file_mib` as above.
+  duckdb   (lineitem_wW_CODEC_duckdb) DuckDB's own writer: one COPY (FORMAT
+           parquet, ROW_GROUP_SIZE `row_group_rows`, FILE_SIZE_BYTES
+           `target_file_mib` MiB, COMPRESSION uncompressed|zstd), DuckDB's
+           defaults otherwise: one data page per column chunk, dictionary
+           pages where DuckDB picks them, no OffsetIndex/ColumnIndex. Run
+           with threads=1 (deterministic files).
+
+one variant uncompressed, one ZSTD; optionally (dv=True) a copy of each
+width (first codec, first layout) whose scattered ~1 % of rows are deleted by
+Spark with deletion vectors.
 
 Columns, in this order (the first 32 have Delta statistics):
   l_orderkey .. l_comment   the 16 lineitem columns (tpchgen-cli order, sorted by l_orderkey)
@@ -21,7 +40,7 @@ Columns, in this order (the first 32 have Delta statistics):
                     row (and its rownum), so every width is a prefix of the widest one
 Every column is nullable in the schema (as Spark and delta-rs write them) and holds no null.
 
-Queries (queries(table)): for 0.01 %, 0.1 %, 1 % x scattered (`sel_hash < N`) and
+Queries (queries(table)): for 0.01 %, 0.02 %, 0.1 %, 1 % x scattered (`sel_hash < N`) and
 clustered (`rownum BETWEEN a AND b`), projecting 70 columns; plus `full_scan`, an
 aggregate over a few columns of every row (no hint: it runs on the plain path).
 
@@ -49,7 +68,7 @@ import uuid
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-GENERATOR_VERSION = 1                # bump on any change to the data: cached tables are then regenerated
+GENERATOR_VERSION = 2                # bump on any change to the data: cached tables are then regenerated
 MiB = 1 << 20
 MAX_ROW_GROUP_ROWS = 131_072
 DEFAULT_PAGE_ROWS = 20_000
@@ -61,7 +80,9 @@ ZSTD_LEVEL = 3                      # parquet-java's default level
 STATS_COLUMNS = 32                  # Delta's default delta.dataSkippingNumIndexedCols
 STATS_STRING_PREFIX = 32
 FIXED_TIME_MS = 1_700_000_000_000   # modificationTime / createdTime: deterministic logs
-SELECTIVITIES = (0.0001, 0.001, 0.01)
+SELECTIVITIES = (0.0001, 0.0002, 0.001, 0.01)
+LAYOUTS = ("sieve", "pyarrow", "duckdb")
+WRITER_ROW_GROUP_ROWS = 100_000     # the pyarrow and duckdb layouts' row groups
 SEL_MODULUS = 1_000_000
 SEL_MULT = 612_433                  # coprime to 10**6; continued fraction of SEL_MULT/10**6 has
                                     # partial quotients <= 3: low discrepancy at every scale
@@ -293,8 +314,8 @@ def _chunks(src: Path, rows: int):
 
 
 # -- writing ------------------------------------------------------------------------------------
-def table_name(width: int, codec: str, dv: bool = False) -> str:
-    return f"lineitem_w{width}_{codec}" + ("_dv" if dv else "")
+def table_name(width: int, codec: str, dv: bool = False, layout: str = "sieve") -> str:
+    return f"lineitem_w{width}_{codec}" + ("" if layout == "sieve" else f"_{layout}") + ("_dv" if dv else "")
 
 
 class _TableWriter:
@@ -315,10 +336,15 @@ class _TableWriter:
         import pyarrow.parquet as pq
         name = f"part-{len(self.files):05d}.parquet"
         self.sink = pa.OSFile(str(self.root / name), "wb")
-        opts = dict(use_dictionary=False, column_encoding={n: "PLAIN" for n, _ in self.specs},
-                    write_statistics=True, write_page_index=True, data_page_size=self.p["page_bytes"],
-                    max_rows_per_page=self.p["page_rows"], data_page_version="1.0", version="2.6",
-                    store_decimal_as_integer=True)
+        if self.p.get("layout", "sieve") == "pyarrow":
+            # pq.write_table's defaults but for what the layout names (module docstring)
+            opts = dict(use_dictionary=False, write_page_index=True, data_page_size=self.p["page_bytes"],
+                        max_rows_per_page=self.p["page_rows"])
+        else:
+            opts = dict(use_dictionary=False, column_encoding={n: "PLAIN" for n, _ in self.specs},
+                        write_statistics=True, write_page_index=True, data_page_size=self.p["page_bytes"],
+                        max_rows_per_page=self.p["page_rows"], data_page_version="1.0", version="2.6",
+                        store_decimal_as_integer=True)
         if self.codec == "zstd":
             opts.update(compression="ZSTD", compression_level=ZSTD_LEVEL)
         else:
@@ -327,7 +353,6 @@ class _TableWriter:
         self.cur = {"path": name, "rows": 0, "row_groups": 0, "min": {}, "max": {}}
 
     def write(self, table):
-        import pyarrow.compute as pc
         if self.writer is None:
             self._open()
         t = table if table.num_columns == self.width else table.select(range(self.width))
@@ -335,13 +360,7 @@ class _TableWriter:
         c = self.cur
         c["rows"] += t.num_rows
         c["row_groups"] += 1
-        for (name, typ), col in zip(self.specs[:STATS_COLUMNS], t.columns[:STATS_COLUMNS]):
-            mm = pc.min_max(col)
-            lo, hi = mm["min"].as_py(), mm["max"].as_py()
-            if name not in c["min"] or lo < c["min"][name]:
-                c["min"][name] = lo
-            if name not in c["max"] or hi > c["max"][name]:
-                c["max"][name] = hi
+        _update_min_max(c, self.specs, t)
         pos = self.sink.tell()
         if pos + pos / (2 * c["row_groups"]) >= self.target:
             self._close_file()
@@ -358,6 +377,18 @@ class _TableWriter:
         if self.writer is not None:
             self._close_file()
         return self.files
+
+
+def _update_min_max(c: dict, specs, t) -> None:
+    """Fold the min/max of t's first STATS_COLUMNS columns into c["min"], c["max"]."""
+    import pyarrow.compute as pc
+    for (name, typ), col in zip(specs[:STATS_COLUMNS], t.columns[:STATS_COLUMNS]):
+        mm = pc.min_max(col)
+        lo, hi = mm["min"].as_py(), mm["max"].as_py()
+        if name not in c["min"] or lo < c["min"][name]:
+            c["min"][name] = lo
+        if name not in c["max"] or hi > c["max"][name]:
+            c["max"][name] = hi
 
 
 def _stat_value(v, typ):
@@ -431,12 +462,20 @@ def _save_manifest(out_dir: Path, name: str, params: dict, info: dict) -> None:
     tmp.rename(mp)
 
 
-def _params(scale, width, codec, rg_rows, page_rows, page_bytes, target_file_mib) -> dict:
+def _params(scale, width, codec, rg_rows, page_rows, page_bytes, target_file_mib, layout="sieve") -> dict:
     import pyarrow
-    return {"generator": GENERATOR_VERSION, "scale": scale, "width": width, "codec": codec,
-            "zstd_level": ZSTD_LEVEL if codec == "zstd" else None, "row_group_rows": rg_rows,
-            "page_rows": page_rows, "page_bytes": page_bytes, "target_file_mib": target_file_mib,
-            "pyarrow": pyarrow.__version__, "tpchgen": tpchgen_version()}
+    p = {"generator": GENERATOR_VERSION, "scale": scale, "width": width, "codec": codec,
+         "zstd_level": ZSTD_LEVEL if codec == "zstd" else None, "row_group_rows": rg_rows,
+         "page_rows": page_rows, "page_bytes": page_bytes, "target_file_mib": target_file_mib,
+         "pyarrow": pyarrow.__version__, "tpchgen": tpchgen_version()}
+    if layout != "sieve":
+        p["layout"] = layout
+        if layout == "pyarrow":
+            p["zstd_level"] = None if codec == "none" else p["zstd_level"]
+        if layout == "duckdb":
+            import duckdb
+            p.update(duckdb=duckdb.__version__, page_rows=None, page_bytes=None, zstd_level=None)
+    return p
 
 
 def default_target_file_mib(scale: float) -> int:
@@ -444,19 +483,22 @@ def default_target_file_mib(scale: float) -> int:
 
 
 def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codecs=DEFAULT_CODECS,
-             dv: bool = False, target_file_mib: int | None = None, row_group_rows: int = MAX_ROW_GROUP_ROWS,
+             dv: bool = False, target_file_mib: int | None = None, row_group_rows: int | None = None,
              page_rows: int = DEFAULT_PAGE_ROWS, page_bytes: int = DEFAULT_PAGE_BYTES,
-             threads: int | None = None) -> dict:
+             threads: int | None = None, layouts=("sieve",)) -> dict:
     """Generate (or reuse) the tables. Returns
     {"out_dir", "scale", "seconds", "tables": {name: info}} where info has
     name, path, width, codec, dv, rows (live rows), physical_rows, files
     [{path, rows, row_groups, bytes}], bytes, columns, types, row_group_rows,
     page_rows, cached, seconds (and for DV tables: deleted_rows, delete_where,
-    base, spark)."""
+    base, spark, layout). row_group_rows: default 131,072 for the sieve layout,
+    100,000 for the pyarrow and duckdb layouts; the pyarrow layout's pages are
+    capped at the row group (page_rows applies to the sieve layout only)."""
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
-    if not 0 < row_group_rows <= MAX_ROW_GROUP_ROWS:
-        raise ValueError(f"row_group_rows must be in 1..{MAX_ROW_GROUP_ROWS}")
+    for lay in layouts:
+        if lay not in LAYOUTS:
+            raise ValueError(f"layout {lay!r}: choose one of {', '.join(LAYOUTS)}")
     for c in codecs:
         if c not in ("none", "zstd"):
             raise ValueError(f"codec {c!r}: choose none or zstd")
@@ -464,22 +506,35 @@ def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codec
         target_file_mib = default_target_file_mib(scale)
     t0 = time.perf_counter()
     tables, todo = {}, []
-    for w in widths:
-        column_specs(w)
-        for c in codecs:
-            name = table_name(w, c)
-            params = _params(scale, w, c, row_group_rows, page_rows, page_bytes, target_file_mib)
-            info = _cached(out_dir, name, params)
-            if info is not None:
-                tables[name] = dict(info, cached=True)
-            else:
-                todo.append((name, w, c, params))
+    for lay in layouts:
+        rg = row_group_rows or (MAX_ROW_GROUP_ROWS if lay == "sieve" else WRITER_ROW_GROUP_ROWS)
+        if not 0 < rg <= MAX_ROW_GROUP_ROWS:
+            raise ValueError(f"row_group_rows must be in 1..{MAX_ROW_GROUP_ROWS}")
+        for w in widths:
+            column_specs(w)
+            for c in codecs:
+                name = table_name(w, c, layout=lay)
+                params = _params(scale, w, c, rg, page_rows if lay == "sieve" else rg, page_bytes,
+                                 target_file_mib, lay)
+                info = _cached(out_dir, name, params)
+                if info is not None:
+                    tables[name] = dict(info, cached=True)
+                else:
+                    todo.append((name, w, c, params))
     if todo:
         src = tpch_lineitem(out_dir, scale)
-        tables.update(_generate_tables(out_dir, src, todo, row_group_rows, threads))
+        for rg in sorted({p["row_group_rows"] for *_, p in todo}):
+            part = [x for x in todo if x[3]["row_group_rows"] == rg]
+            arrow = [x for x in part if x[3].get("layout", "sieve") != "duckdb"]
+            if arrow:
+                tables.update(_generate_tables(out_dir, src, arrow, rg, threads))
+            for x in part:
+                if x[3].get("layout") == "duckdb":
+                    tables.update(_generate_duckdb_table(out_dir, src, *x))
     if dv:
         base_codec = "none" if "none" in codecs else codecs[0]
-        tables.update(make_dv_tables(out_dir, [tables[table_name(w, base_codec)] for w in widths]))
+        tables.update(make_dv_tables(out_dir, [tables[table_name(w, base_codec, layout=layouts[0])]
+                                               for w in widths]))
     return {"out_dir": str(out_dir), "scale": scale, "seconds": round(time.perf_counter() - t0, 1),
             "tables": tables}
 
@@ -512,11 +567,69 @@ def _generate_tables(out_dir: Path, src: Path, todo, rg_rows: int, threads) -> d
                 "files": [{k: f[k] for k in ("path", "rows", "row_groups", "bytes")} for f in files],
                 "bytes": sum(f["bytes"] for f in files), "columns": [n for n, _ in tw.specs],
                 "types": {n: DELTA_TYPE[t] for n, t in tw.specs}, "row_group_rows": rg_rows,
-                "page_rows": params["page_rows"], "seconds": round(time.perf_counter() - t0, 1)}
+                "page_rows": params["page_rows"], "layout": params.get("layout", "sieve"),
+                "seconds": round(time.perf_counter() - t0, 1)}
         _save_manifest(out_dir, name, params, info)
         result[name] = dict(info, cached=False)
     log(f"wrote {', '.join(writers)} ({rows:,} rows) in {time.perf_counter() - t0:.1f} s")
     return result
+
+
+def _generate_duckdb_table(out_dir: Path, src: Path, name: str, width: int, codec: str, params: dict) -> dict:
+    """The duckdb layout (module docstring): DuckDB's COPY, streaming the
+    widened row groups from a RecordBatchReader, rolling files at
+    FILE_SIZE_BYTES; Delta statistics from the written files."""
+    import duckdb
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t0 = time.perf_counter()
+    rg = params["row_group_rows"]
+    tmp = out_dir / f"{name}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    schema = arrow_schema(width)
+
+    def batches():
+        for start, batch in _chunks(src, rg):
+            yield from widen(batch, start, width).to_batches()
+    reader = pa.RecordBatchReader.from_batches(schema, batches())
+    con = duckdb.connect(config={"threads": 1, "preserve_insertion_order": True})
+    con.execute("SET enable_progress_bar = false")
+    con.register("src_rows", reader)
+    comp = {"none": "uncompressed", "zstd": "zstd"}[codec]
+    out = str(tmp / "data").replace("'", "''")
+    con.execute(f"COPY (SELECT * FROM src_rows) TO '{out}' (FORMAT parquet, ROW_GROUP_SIZE {rg}, "
+                f"FILE_SIZE_BYTES '{params['target_file_mib']}MiB', COMPRESSION {comp}, "
+                f"FILENAME_PATTERN 'part-{{i}}')")
+    con.close()
+    specs = column_specs(width)
+    files, rows = [], 0
+    written = sorted((tmp / "data").glob("*.parquet"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    for i, p in enumerate(written):
+        fname = f"part-{i:05d}.parquet"
+        p.rename(tmp / fname)
+        pf = pq.ParquetFile(tmp / fname)
+        c = {"path": fname, "rows": pf.metadata.num_rows, "row_groups": pf.metadata.num_row_groups,
+             "min": {}, "max": {}, "bytes": (tmp / fname).stat().st_size}
+        _update_min_max(c, specs, pf.read(columns=[n for n, _ in specs[:STATS_COLUMNS]]).cast(
+            pa.schema([schema.field(n) for n, _ in specs[:STATS_COLUMNS]])))
+        files.append(c)
+        rows += c["rows"]
+    (tmp / "data").rmdir()
+    write_delta_log(tmp, name, width, files, params)
+    final = out_dir / name
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    info = {"name": name, "path": str(final), "width": width, "codec": codec, "dv": False,
+            "rows": rows, "physical_rows": rows,
+            "files": [{k: f[k] for k in ("path", "rows", "row_groups", "bytes")} for f in files],
+            "bytes": sum(f["bytes"] for f in files), "columns": [n for n, _ in specs],
+            "types": {n: DELTA_TYPE[t] for n, t in specs}, "row_group_rows": rg, "page_rows": None,
+            "layout": "duckdb", "seconds": round(time.perf_counter() - t0, 1)}
+    _save_manifest(out_dir, name, params, info)
+    log(f"wrote {name} with DuckDB {duckdb.__version__} ({rows:,} rows, {len(files)} files) "
+        f"in {time.perf_counter() - t0:.1f} s")
+    return {name: dict(info, cached=False)}
 
 
 # -- deletion vectors (Spark) ---------------------------------------------------------------------
@@ -651,8 +764,8 @@ def make_dv_tables(out_dir, bases: list[dict]) -> dict:
         shutil.rmtree(final, ignore_errors=True)
         tmps[name].rename(final)
         dvs = sorted(p.name for p in final.iterdir() if p.name.startswith("deletion_vector"))
-        info = dict({k: base[k] for k in ("width", "codec", "physical_rows", "files", "columns", "types",
-                                          "row_group_rows", "page_rows")},
+        info = dict({k: base.get(k) for k in ("width", "codec", "physical_rows", "files", "columns", "types",
+                                              "row_group_rows", "page_rows", "layout")},
                     name=name, path=str(final), dv=True, rows=d["after"], deleted_rows=deleted,
                     delete_where=DEL_WHERE, base=base["name"], deletion_vector_files=dvs,
                     bytes=base["bytes"] + sum((final / p).stat().st_size for p in dvs),
@@ -787,13 +900,16 @@ def main(argv=None) -> int:
     ap.add_argument("--dv", action="store_true", help="also make the deletion-vector variants (Spark)")
     ap.add_argument("--target-file-mib", type=int, default=None,
                     help="file size target (default 512 at scale >= 1, else 64)")
-    ap.add_argument("--row-group-rows", type=int, default=MAX_ROW_GROUP_ROWS)
+    ap.add_argument("--row-group-rows", type=int, default=None,
+                    help="default 131,072 (sieve layout), 100,000 (pyarrow, duckdb)")
+    ap.add_argument("--layouts", default="sieve", help="comma list of sieve,pyarrow,duckdb")
     ap.add_argument("--page-rows", type=int, default=DEFAULT_PAGE_ROWS)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--queries", action="store_true", help="include every table's queries in the summary")
     a = ap.parse_args(argv)
     res = generate(a.out, a.scale, tuple(int(w) for w in _csv(a.widths)), tuple(_csv(a.codecs)), a.dv,
-                   a.target_file_mib, a.row_group_rows, page_rows=a.page_rows, threads=a.threads)
+                   a.target_file_mib, a.row_group_rows, page_rows=a.page_rows, threads=a.threads,
+                   layouts=tuple(_csv(a.layouts)))
     for info in res["tables"].values():
         info.pop("types", None)
         if a.queries:

@@ -8,11 +8,15 @@ SPEC: {"reader": "duckdb" | "pyarrow" | "deltalake", "location": DIR or s3://BUC
        the table registered as t, "pyarrow_filter": a Python expression over pc
        (pyarrow.compute) or null, "columns": [...]},
        "s3": {"endpoint", "access_key", "secret_key"} (for s3:// locations),
-       "threads": N}
+       "threads": N, "repeat": R (default 1)}
 
 Prints one JSON line: {"seconds": query wall time, "rows": row count,
-"digest": sha256 of the sorted, normalised result}. The digest is compared
-between contenders of the same reader (types differ between readers).
+"digest": sha256 of the sorted, normalised result, "later_seconds": [...]}.
+The digest is compared between contenders of the same reader (types differ
+between readers). With repeat R > 1 the same query runs R - 1 more times in
+this process, each opening the table again (DuckDB: a new connection),
+their wall times in later_seconds: the warm mount (its connections, caches
+and link profile) against the first query's cold one.
 """
 from __future__ import annotations
 
@@ -104,7 +108,30 @@ RUNNERS = {"duckdb": run_duckdb, "pyarrow": run_pyarrow, "deltalake": run_deltal
 def main():
     spec = json.loads(sys.argv[1])
     seconds, rows = RUNNERS[spec["reader"]](spec)
-    print(json.dumps({"seconds": seconds, "rows": len(rows), "digest": digest(rows)}))
+    later = []
+    if int(spec.get("repeat", 1)) > 1:
+        # the harness counts the first query's traffic, then lets the later ones run
+        print(json.dumps({"first_done": True, "seconds": seconds}), flush=True)
+        sys.stdin.readline()
+    for _ in range(int(spec.get("repeat", 1)) - 1):
+        s, again = RUNNERS[spec["reader"]](spec)
+        if len(again) != len(rows):
+            raise SystemExit(f"a later query returned {len(again)} rows, the first {len(rows)}")
+        later.append(s)
+    print(json.dumps({"seconds": seconds, "rows": len(rows), "digest": digest(rows), "later_seconds": later,
+                      "peak_bytes": peak_rss()}))
+
+
+def peak_rss() -> int | None:
+    """This process's peak RSS (VmHWM: the memory of this exec only; wait4's
+    ru_maxrss also counts the harness's RSS, inherited across fork and exec)."""
+    try:
+        for line in open("/proc/self/status"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
 
 
 if __name__ == "__main__":

@@ -2,7 +2,18 @@
 answer a selective query over a link, used as a contender in the benchmark
 report. It is a formula, not a simulation:
 
-    model_seconds = min_bytes / bandwidth + dependent_rounds * rtt
+    model_seconds = dependent_rounds * latency + bytes / bandwidth + requests / capacity
+
+capacity: the requests per second the link completes at best (with as many
+in flight as helps: the connection profile's capacity curve, when the
+mount measured one; else an assumption the caller states). requests and
+bytes: the needed byte ranges of each dependent round (per file: S3 serves
+one range per GET), where two ranges closer than bandwidth / capacity bytes
+are fetched as one (the gap costs less than a request): for this separable
+cost the optimal coalescing, so requests and bytes here are min_bytes plus
+the gaps read through, and the request count that goes with them. Without
+a capacity (capacity None or inf) requests cost nothing and the formula is
+the old one, min_bytes / bandwidth + dependent_rounds * rtt.
 
 min_bytes: the bytes a reader that knows the file layout and the selection
 could not avoid fetching; dependent_rounds: the round trips that must happen
@@ -62,7 +73,8 @@ Minimal bytes of one Parquet file for a selection (minimal_read()):
 
 Rounds (minimal dependent rounds): 1 for the footer, with the page index in
 the same round (it sits just before the footer, so a reader that reads a
-generous tail gets both at once); +1 for the filter chunks when there are
+generous tail gets both at once; for the request count they are separate
+ranges, merged when close); +1 for the filter chunks when there are
 any; +1 for the values when any selected row exists. So footer -> filter ->
 values = 3, and 2 with no filter column to read (or nothing selected).
 Several files are read in parallel: MinimalRead.combine() sums bytes and
@@ -94,11 +106,31 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def model_seconds(min_bytes: float, dependent_rounds: int, rtt_s: float,
-                  bandwidth_bytes_per_s: float) -> float:
-    """min_bytes / bandwidth + dependent_rounds * rtt (seconds)."""
+                  bandwidth_bytes_per_s: float, requests: int = 0,
+                  capacity_per_s: float | None = None) -> float:
+    """dependent_rounds * rtt + min_bytes / bandwidth + requests / capacity (seconds)."""
     if bandwidth_bytes_per_s <= 0:
         raise ValueError("bandwidth must be positive")
-    return min_bytes / bandwidth_bytes_per_s + dependent_rounds * rtt_s
+    t = min_bytes / bandwidth_bytes_per_s + dependent_rounds * rtt_s
+    if capacity_per_s and capacity_per_s != float("inf"):
+        t += requests / capacity_per_s
+    return t
+
+
+def coalesce(starts, ends, gap: float) -> tuple[int, int]:
+    """(requests, gap bytes read through) for the byte ranges [starts, ends)
+    of one file and one round, merging ranges that overlap or touch and those
+    separated by less than `gap` bytes."""
+    st = np.asarray(starts, dtype=np.int64)
+    en = np.asarray(ends, dtype=np.int64)
+    if st.size == 0:
+        return 0, 0
+    o = np.argsort(st, kind="stable")
+    st, en = st[o], np.maximum.accumulate(en[o])
+    holes = st[1:] - en[:-1]                  # > 0: bytes between a range and the next
+    holes = holes[holes > 0]
+    merged = holes[holes < gap]
+    return int(holes.size - merged.size + 1), int(merged.sum())
 
 
 def mbit_to_bytes_per_s(mbit: float) -> float:
@@ -121,14 +153,42 @@ class MinimalRead:
     pages_whole: int = 0
     file_size: int = 0            # bytes of the files (what a full download costs)
     notes: list = field(default_factory=list)
+    ranges: list = field(default_factory=list, repr=False)  # per file: {round: (starts, ends)}
 
     @property
     def total(self) -> int:
         return (self.footer_bytes + self.page_index_bytes + self.filter_bytes
                 + self.value_bytes + self.whole_page_bytes)
 
-    def seconds(self, rtt_s: float, bandwidth_bytes_per_s: float) -> float:
-        return model_seconds(self.total, self.rounds, rtt_s, bandwidth_bytes_per_s)
+    def requests(self, gap_bytes: float = 0) -> tuple[int, int]:
+        """(requests, gap bytes read through) when ranges closer than
+        gap_bytes are fetched as one (per file and round)."""
+        n = extra = 0
+        for per_file in self.ranges:
+            for st, en in per_file.values():
+                r, g = coalesce(st, en, gap_bytes)
+                n += r
+                extra += g
+        return n, extra
+
+    def seconds(self, rtt_s: float, bandwidth_bytes_per_s: float,
+                capacity_per_s: float | None = None) -> float:
+        return self.limit(rtt_s, bandwidth_bytes_per_s, capacity_per_s)["seconds"]
+
+    def limit(self, rtt_s: float, bandwidth_bytes_per_s: float,
+              capacity_per_s: float | None = None) -> dict:
+        """The bound and its terms: {seconds, rounds, bytes (min + gaps read
+        through), requests, gap_bytes, latency_s, transfer_s, requests_s}."""
+        capped = bool(capacity_per_s) and capacity_per_s != float("inf")
+        gap = bandwidth_bytes_per_s / capacity_per_s if capped else 0
+        req, extra = self.requests(gap)
+        b = self.total + (extra if capped else 0)
+        out = {"rounds": self.rounds, "bytes": b, "min_bytes": self.total, "gap_bytes": extra if capped else 0,
+               "requests": req, "latency_s": self.rounds * rtt_s,
+               "transfer_s": b / bandwidth_bytes_per_s,
+               "requests_s": req / capacity_per_s if capped else 0.0}
+        out["seconds"] = out["latency_s"] + out["transfer_s"] + out["requests_s"]
+        return out
 
     @staticmethod
     def combine(parts) -> "MinimalRead":
@@ -138,15 +198,16 @@ class MinimalRead:
             for f in fields(MinimalRead):
                 if f.name == "rounds":
                     out.rounds = max(out.rounds, p.rounds)
-                elif f.name == "notes":
-                    out.notes += p.notes
+                elif f.name in ("notes", "ranges"):
+                    setattr(out, f.name, getattr(out, f.name) + getattr(p, f.name))
                 else:
                     setattr(out, f.name, getattr(out, f.name) + getattr(p, f.name))
         return out
 
     def as_dict(self) -> dict:
-        d = {f.name: getattr(self, f.name) for f in fields(self)}
+        d = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "ranges"}
         d["total"] = self.total
+        d["requests"] = self.requests(0)[0]
         return d
 
 
@@ -296,6 +357,12 @@ def minimal_read(path, rows, columns, filter_columns=(), filter_row_groups=None,
     footer, oi = footer_facts(path)
     out = MinimalRead(footer_bytes=footer, files=1, rows=info["num_rows"],
                       selected_rows=int(sel.size), file_size=info["size"])
+    rng = {"footer": ([], []), "filter": ([], []), "values": ([], [])}
+
+    def need(round_, start, length):
+        rng[round_][0].append(np.array([start], dtype=np.int64))
+        rng[round_][1].append(np.array([start + length], dtype=np.int64))
+    need("footer", info["size"] - footer, footer)
     frg = set(range(len(info["row_groups"]))) if filter_row_groups is None else set(filter_row_groups)
     pf = None
     start = 0
@@ -310,6 +377,7 @@ def minimal_read(path, rows, columns, filter_columns=(), filter_row_groups=None,
             if i in frg:
                 for c in filters:
                     out.filter_bytes += cols[c][1]["length"]
+                    need("filter", cols[c][1]["offset"], cols[c][1]["length"])
             if rsel.size == 0:
                 continue
             for name in projected:
@@ -317,10 +385,13 @@ def minimal_read(path, rows, columns, filter_columns=(), filter_row_groups=None,
                 col = schema[name]
                 if not cc["has_offset_index"] or cc["pages"] is None:
                     out.whole_page_bytes += cc["length"]
+                    need("values", cc["offset"], cc["length"])
                     out.notes.append(f"{name} rg{i}: no OffsetIndex, chunk counted whole")
                     continue
                 loc = oi[i][j] if i < len(oi) and j < len(oi[i]) else None
                 out.page_index_bytes += loc[1] if loc else 0
+                if loc:
+                    need("footer", loc[0], loc[1])
                 valid = None
                 if col["max_def"] > 0:
                     if pf is None:
@@ -340,6 +411,7 @@ def minimal_read(path, rows, columns, filter_columns=(), filter_row_groups=None,
                         if _locatable(p, col, cc["codec"]) else None
                     if extra is None:
                         out.whole_page_bytes += p["header_length"] + p["compressed_size"]
+                        need("values", p["offset"], p["header_length"] + p["compressed_size"])
                         out.pages_whole += 1
                         need_dict |= p["encoding"] in DICT_ENCODINGS
                         continue
@@ -348,14 +420,28 @@ def minimal_read(path, rows, columns, filter_columns=(), filter_row_groups=None,
                         vidx = np.cumsum(pv)[prow[pv[prow]]] - 1     # value index of selected non-nulls
                     else:
                         vidx = prow
+                    # ranges: header + levels (+ zstd frame and block headers, all counted
+                    # at the front: a few bytes off for later blocks, no extra request
+                    # counted for their headers: still a lower bound), then the runs of
+                    # selected values
+                    values_at = p["offset"] + p["header_length"] + extra
+                    need("values", p["offset"], p["header_length"] + extra)
                     if col["physical_type"] == "BOOLEAN":
                         vb = int(np.unique(vidx // 8).size)
+                        ub = np.unique(vidx // 8)
+                        vs, ve = values_at + ub, values_at + ub + 1
                     else:
                         vb = int(vidx.size) * _width(col)
+                        w = _width(col)
+                        vs, ve = values_at + vidx * w, values_at + vidx * w + w
+                    rng["values"][0].append(np.asarray(vs, dtype=np.int64))
+                    rng["values"][1].append(np.asarray(ve, dtype=np.int64))
                     out.value_bytes += p["header_length"] + extra + vb
                     out.pages_partial += 1
                 if need_dict and dict_page is not None:
                     out.whole_page_bytes += dict_page["header_length"] + dict_page["compressed_size"]
+                    need("values", dict_page["offset"], dict_page["header_length"] + dict_page["compressed_size"])
+    out.ranges = [{k: (np.concatenate(a), np.concatenate(b)) for k, (a, b) in rng.items() if a}]
     out.rounds = 1 + (1 if out.filter_bytes else 0) + (1 if sel.size and projected else 0)
     return out
 
@@ -378,14 +464,18 @@ def row_groups_by_stats(path, column: str, lo=None, hi=None) -> list:
     return out
 
 
-def describe(m: MinimalRead, rtt_s: float | None = None, bandwidth_bytes_per_s: float | None = None) -> str:
+def describe(m: MinimalRead, rtt_s: float | None = None, bandwidth_bytes_per_s: float | None = None,
+             capacity_per_s: float | None = None) -> str:
     """One line for a benchmark report."""
     s = (f"minimal {m.total:,} B in {m.rounds} rounds (footer {m.footer_bytes:,}, page index "
          f"{m.page_index_bytes:,}, filter {m.filter_bytes:,}, values {m.value_bytes:,} in "
          f"{m.pages_partial} pages, whole pages {m.whole_page_bytes:,} in {m.pages_whole}); "
          f"{m.selected_rows:,} of {m.rows:,} rows, file {m.file_size:,} B")
     if rtt_s is not None and bandwidth_bytes_per_s:
-        s += f"; model {m.seconds(rtt_s, bandwidth_bytes_per_s):.3f} s"
+        lim = m.limit(rtt_s, bandwidth_bytes_per_s, capacity_per_s)
+        s += (f"; model {lim['seconds']:.3f} s = {m.rounds} x {rtt_s * 1000:.0f} ms + "
+              f"{lim['bytes']:,} B / bandwidth + {lim['requests']:,} requests / "
+              f"{'inf' if not capacity_per_s else f'{capacity_per_s:,.0f}'} per s")
     return s
 
 
@@ -398,6 +488,7 @@ if __name__ == "__main__":
     ap.add_argument("--filter", default="", help="filter columns, comma-separated")
     ap.add_argument("--rtt-ms", type=float, default=200.0)
     ap.add_argument("--mbit", type=float, default=150.0)
+    ap.add_argument("--capacity", type=float, default=None, help="requests per second (default: unlimited)")
     a = ap.parse_args()
     if "-" in a.rows:
         s_, e_ = a.rows.split("-")
@@ -407,4 +498,4 @@ if __name__ == "__main__":
     m = minimal_read(a.file, rws, [c for c in a.columns.split(",") if c],
                      [c for c in a.filter.split(",") if c])
     print(json.dumps(m.as_dict()))
-    print(describe(m, a.rtt_ms / 1000, mbit_to_bytes_per_s(a.mbit)))
+    print(describe(m, a.rtt_ms / 1000, mbit_to_bytes_per_s(a.mbit), a.capacity))

@@ -40,7 +40,7 @@ def test_quick_plan_on_lan(tmp_path):
     # Requests are free on loopback: --request-cost 0 lets the view sieve the
     # tiny table's small pages (at the default it reads them whole).
     r, doc = _bench(tmp_path, "--no-dv", "--queries", "scattered_0_1pct,full_scan",
-                    "--sievefs-args=--request-cost 0")
+                    "--contenders", "view,plain,s3fs,rclone,direct", "--sievefs-args=--request-cost 0")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     runs = doc["runs"]
     seen = {(x["reader"], x["query"], x["contender"]) for x in runs}
@@ -53,15 +53,44 @@ def test_quick_plan_on_lan(tmp_path):
     assert all(x["bytes"] > 0 and x["requests"] > 0 and x["rows"] > 0 for x in runs)
     assert all(x["daemon_peak_bytes"] > 0 for x in runs if x["contender"] != "direct")
     assert doc["plan"]["sievefs_args"] == "--request-cost 0"
-    # The scattered query's view reads far fewer bytes than the plain path, for every reader.
+    # the quick plan's two real-writer layouts, every reader on both
+    assert {x["table"] for x in runs} == {"lineitem_w90_none_pyarrow", "lineitem_w90_none_duckdb"}
+    for x in runs:
+        sieve = x["contender"] in ("view", "plain")
+        # a later query in the same process on the same mount, for the sievefs contenders only
+        assert (x["later_s"] is not None and x["later_bytes"] is not None) == sieve, x
+        assert "sieve_profile" in x and (x["sieve_profile"] is None or sieve)
+        assert (x["view_stats"] is not None) == (x["contender"] == "view"), x
+    # The scattered query's view reads far fewer bytes than the plain path on the layout with an
+    # OffsetIndex, for every reader (DuckDB's one page per chunk without an OffsetIndex has no
+    # page to leave out at 0.1 % scattered).
     for reader in ("duckdb", "pyarrow", "deltalake"):
-        by = {x["contender"]: x["bytes"] for x in runs if x["reader"] == reader and x["query"] == "scattered_0_1pct"}
+        by = {x["contender"]: x["bytes"] for x in runs if x["reader"] == reader and x["query"] == "scattered_0_1pct"
+              and x["table"] == "lineitem_w90_none_pyarrow"}
         assert by["view"] < 0.8 * by["plain"], (reader, by)
+    for m in doc["models"]:
+        assert m["requests"] >= m["rounds"] > 0 and m["seconds"] >= 0 and m["capacity_source"]
     md = (tmp_path / "bench.md").read_text()
     assert "## Headline" in md and "**NO**" not in md
     assert "| view |" in md and "| rclone |" in md and "| physical limit |" in md
+    assert "later query s" in md and "## Connection profile of each sievefs mount" in md
+    assert "## Scheduler probe" in md and "sievefs measured: commit `" in md
     pngs = sorted(p.name for p in (tmp_path / "img").glob("*.png"))
-    assert len(pngs) == 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 3 readers x (time, bytes)
+    assert len(pngs) == 2 * 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 2 tables x 3 readers x (time, bytes)
+
+
+def test_probe_json_is_embedded(tmp_path):
+    """--probe-json: the scheduler probe's runs become a table in the report
+    (what scripts/probe-requests --json writes: one object per run)."""
+    probe = [{"client": c, "n": 100, "k": 16, "profile": "wan", "seconds": s, "rps": 100 / s}
+             for c, s in (("curl", 1.0), ("sievefs", 1.2), ("curl", 1.1), ("sievefs", 1.3))]
+    (tmp_path / "probe.json").write_text(json.dumps(probe))
+    r, doc = _bench(tmp_path, "--no-dv", "--queries", "full_scan", "--readers", "pyarrow", "--contenders", "plain",
+                    "--layouts", "pyarrow", "--probe-json", str(tmp_path / "probe.json"))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    md = (tmp_path / "bench.md").read_text()
+    assert "## Scheduler probe" in md and "| wan | 100 | 16 |" in md, md[:3000]
+    assert doc["probe"]["runs"] == probe
 
 
 @pytest.mark.timeout(900)
@@ -73,12 +102,15 @@ def test_deletion_vector_table_read_by_deltalake_only(tmp_path):
     r, doc = _bench(tmp_path, "--dv", "--queries", "scattered_0_1pct", "--contenders", "view,plain,direct")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     runs = doc["runs"]
-    assert {x["table"] for x in runs if x["reader"] == "deltalake"} == {"lineitem_w90_none_dv"}
-    assert {x["table"] for x in runs if x["reader"] != "deltalake"} == {"lineitem_w90_none"}
+    # the deletion vectors go into a copy of the first layout's table
+    assert {x["table"] for x in runs if x["reader"] == "deltalake"} == {"lineitem_w90_none_pyarrow_dv"}
+    assert {x["table"] for x in runs if x["reader"] != "deltalake"} == {"lineitem_w90_none_pyarrow",
+                                                                        "lineitem_w90_none_duckdb"}
     assert all(x["same"] for x in runs)
     # deltalake returned the live rows only (bench.py also checks every local
     # read against the generator's count before timing anything).
-    tables = bd.generate(tmp_path / "data", scale=0.001, widths=(90,), codecs=("none",), dv=True)["tables"]
+    tables = bd.generate(tmp_path / "data", scale=0.001, widths=(90,), codecs=("none",), dv=True,
+                         layouts=("pyarrow", "duckdb"), target_file_mib=doc["plan"]["target_file_mib"])["tables"]
     for name, t in tables.items():
         want = next(q["expected_rows"] for q in bd.queries(t) if q["name"] == "scattered_0_1pct")
         got = {x["rows"] for x in runs if x["table"] == name}
