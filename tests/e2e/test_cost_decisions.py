@@ -93,6 +93,8 @@ def test_the_measured_link_decides(link, moto, s3, bucket, mount, big_pages):
         if proxy:
             proxy.stop()
     pages, chunks = st["page_reasons"], st["chunk_reasons"]
+    print(f"{link}: profile {prof}; view fetched {st['bytes_fetched']} of {st['ordinary_bytes']} B "
+          f"in {st['requests']} planning requests; chunks {chunks}; pages {pages}")
     assert "no_profile" not in chunks, st
     if link == "wan":
         assert pages.get("partial", 0) > 0, (prof, {k: v for k, v in st.items() if k != "files"})
