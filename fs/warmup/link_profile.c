@@ -45,12 +45,7 @@ void link_profile_destroy(link_profile *lp)
 
 bool link_profile_get(link_profile *lp, conn_profile *out)
 {
-    memset(out, 0, sizeof *out);
-    if (!lp)
-        return false;
-    pthread_mutex_lock(&lp->lock);
-    *out = lp->current;
-    pthread_mutex_unlock(&lp->lock);
+    link_profile_snapshot(lp, out);
     return out->valid;
 }
 

@@ -425,22 +425,31 @@ static uint64_t reason(json_t *st, const char *kind, const char *word)
     return r ? (uint64_t)json_integer_value(r) : 0;
 }
 
-Test(view_core, without_a_profile_every_page_is_real)
+/* Through a rows hint q on the fixture: the view serves the object's own
+ * bytes and neither synthesizes nor reads any page partially. Its stats
+ * (the caller decrefs). */
+static json_t *view_serves_the_object(const char *why)
 {
-    remount(-1, NULL);
     cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
     size_t len;
     int err;
     uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
-    cr_assert_not_null(view);
-    cr_assert_eq(memcmp(view, pq, pq_len), 0, "no profile: the object's bytes");
+    cr_assert_not_null(view, "read: %d", err);
+    cr_assert_eq(memcmp(view, pq, pq_len), 0, "%s", why);
+    free(view);
     json_t *st = stats_of("q");
     cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    return st;
+}
+
+Test(view_core, without_a_profile_every_page_is_real)
+{
+    remount(-1, NULL);
+    json_t *st = view_serves_the_object("no profile: the object's bytes");
     cr_assert_gt(reason(st, "chunk_reasons", "no_profile"), 0, "every chunk the read touched");
     cr_assert_eq(reason(st, "chunk_reasons", "planned"), 0);
     cr_assert_eq(counter(st, "requests"), 0, "no planning round at all");
     json_decref(st);
-    free(view);
 }
 
 Test(view_core, a_measured_link_prices_the_plan)
@@ -454,19 +463,11 @@ Test(view_core, a_measured_link_prices_the_plan)
                         .n_capacity = 1, .capacity = {{512, 1300}}, .suggested_in_flight = 512};
     link_profile_set(lp, &wan);
     remount(-1, lp);
-    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
-    size_t len;
-    int err;
-    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
-    cr_assert_not_null(view);
-    cr_assert_eq(memcmp(view, pq, pq_len), 0, "small pages on a WAN: the object's bytes");
-    json_t *st = stats_of("q");
-    cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    json_t *st = view_serves_the_object("small pages on a WAN: the object's bytes");
     cr_assert_gt(reason(st, "chunk_reasons", "file_cost") + reason(st, "page_reasons", "request_cost"), 0,
                  "declined by the model");
     cr_assert_eq(reason(st, "chunk_reasons", "no_profile"), 0);
     json_decref(st);
-    free(view);
 
     teardown();
     link_profile_destroy(lp);
@@ -478,17 +479,9 @@ Test(view_core, over_the_partial_memory_budget_pages_are_read_the_ordinary_way)
     next_partial_memory = 0; /* no planning round and no page image fits */
     remount(0, NULL);
     next_partial_memory = PARTIAL_MEMORY_DEFAULT;
-    cr_assert_eq(write_hint("q", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
-    size_t len;
-    int err;
-    uint8_t *view = read_all(".sieve/views/q/" REL, &len, &err);
-    cr_assert_not_null(view, "read: %d", err);
-    cr_assert_eq(memcmp(view, pq, pq_len), 0, "over the budget: the object's bytes, no error");
-    json_t *st = stats_of("q");
-    cr_assert_eq(counter(st, "pages_synthesized") + counter(st, "pages_partial"), 0);
+    json_t *st = view_serves_the_object("over the budget: the object's bytes, no error");
     cr_assert_gt(reason(st, "page_reasons", "partial_memory"), 0);
     json_decref(st);
-    free(view);
 }
 
 Test(partial_memory, reserves_within_the_limit)
