@@ -25,6 +25,7 @@ typedef struct {
     atomic_uint_fast64_t warmup_bytes;     /* bytes they delivered (also in s3_bytes_fetched) */
     atomic_uint_fast64_t read_timeouts;    /* reads failed at their --read-timeout (also in errors) */
     atomic_uint_fast64_t read_interrupts;  /* reads the kernel interrupted (the reader got a signal) */
+    atomic_uint_fast64_t requests_cancelled; /* requests dropped because their caller gave up */
 } sv_stats;
 
 #define STAT_ADD(st, field, n) atomic_fetch_add_explicit(&(st)->field, (uint_fast64_t)(n), memory_order_relaxed)

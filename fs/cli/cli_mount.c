@@ -372,6 +372,54 @@ static void apply_profile(const warmup_apply *a, const conn_profile *p)
     }
 }
 
+static void on_warmup_done(void *ud, bool ok, const conn_profile *p, const char *why);
+
+/* The mount's warmup and its one retry (link_profile_retry_once, from the
+ * first query that wants a profile the warmup failed to measure). */
+typedef struct {
+    warmup_config cfg;     /* set before the first run, read-only after */
+    warmup_apply apply;
+    object_store *store;
+    link_profile *profile;
+    pthread_mutex_t lock;  /* guards runs */
+    warmup *runs[2];       /* the first and the retry, stopped at unmount */
+    unsigned n_runs;
+} mount_warmups;
+
+static mount_warmups warmups = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Start a run in the background (a link_retry_fn). */
+static void run_warmup(void *ud)
+{
+    mount_warmups *w = ud;
+    pthread_mutex_lock(&w->lock);
+    if (w->n_runs < sizeof w->runs / sizeof w->runs[0]) {
+        s3_client_set_in_flight(w->apply.client, w->cfg.max_in_flight);
+        warmup *run = warmup_start(w->store, &w->cfg, w->profile, on_warmup_done, &w->apply);
+        if (run)
+            w->runs[w->n_runs++] = run;
+        else
+            on_warmup_done(&w->apply, false, NULL, "cannot start the warmup");
+        if (w->n_runs > 1)
+            log_info("warmup: retrying it for a query that wants a connection profile");
+    } else {
+        link_profile_set_state(w->profile, LINK_WARMUP_FAILED); /* unmounting: nobody waits */
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+static void stop_warmups(mount_warmups *w)
+{
+    pthread_mutex_lock(&w->lock);
+    unsigned n = w->n_runs;
+    warmup *runs[2] = {w->runs[0], w->runs[1]};
+    w->n_runs = sizeof w->runs / sizeof w->runs[0]; /* no retry from now on */
+    w->runs[0] = w->runs[1] = NULL;
+    pthread_mutex_unlock(&w->lock);
+    for (unsigned i = 0; i < n; i++)
+        warmup_stop(runs[i]);
+}
+
 static void on_warmup_done(void *ud, bool ok, const conn_profile *p, const char *why)
 {
     const warmup_apply *a = ud;
@@ -619,24 +667,22 @@ static int serve(const mount_opts *o, const char *mountpoint)
     }
 
     /* The mount is usable at once; the warmup measures the link meanwhile. */
-    warmup *wu = NULL;
     if (o->warmup_s > 0) {
-        warmup_config wc;
-        warmup_config_defaults(&wc);
-        wc.prefix = prefix;
-        wc.budget_s = o->warmup_s;
-        wc.stats = &stats;
+        warmup_config_defaults(&warmups.cfg);
+        warmups.cfg.prefix = prefix;
+        warmups.cfg.budget_s = o->warmup_s;
+        warmups.cfg.stats = &stats;
         /* Levels above the client's limit would only queue in it: unless
          * the limit was given, it is raised for the warmup, which then sets
          * it from the profile (apply_profile). */
-        static warmup_apply apply;
-        apply = (warmup_apply){s3.client, o->max_connections, o->max_connections_set, o->stall_ms, o->stall_set};
-        wc.max_in_flight = o->max_connections_set ? o->max_connections : MOUNT_IN_FLIGHT_MAX;
-        s3_client_set_in_flight(s3.client, wc.max_in_flight);
-        wc.progress = on_warmup_progress;
-        wu = warmup_start(s3_client_store(s3.client), &wc, profile, on_warmup_done, &apply);
-        if (!wu)
-            on_warmup_done(&apply, false, NULL, "cannot start the warmup");
+        warmups.apply = (warmup_apply){s3.client, o->max_connections, o->max_connections_set, o->stall_ms,
+                                       o->stall_set};
+        warmups.cfg.max_in_flight = o->max_connections_set ? o->max_connections : MOUNT_IN_FLIGHT_MAX;
+        warmups.cfg.progress = on_warmup_progress;
+        warmups.store = s3_client_store(s3.client);
+        warmups.profile = profile;
+        run_warmup(&warmups);
+        link_profile_set_retry(profile, run_warmup, &warmups);
     }
 
     char fsname[700];
@@ -664,7 +710,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     /* The warmup first (it uses the client), then the client: stopping its
      * transfer thread completes every fetch still in flight, and those
      * completions touch the filesystem's cache (and the warmup's batches). */
-    warmup_stop(wu);
+    stop_warmups(&warmups);
     s3_client_destroy(s3.client);
     s3.client = NULL;
     sv_fs_destroy(fs);

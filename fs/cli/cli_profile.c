@@ -217,6 +217,7 @@ int cli_profile(int argc, char **argv)
     } else if (o.json) {
         link_profile *lp = link_profile_create();
         link_profile_set(lp, &p);
+        link_profile_set_state(lp, LINK_WARMUP_RUNNING); /* one run: the document says runs 1 */
         link_profile_set_state(lp, p.valid ? LINK_WARMUP_DONE : LINK_WARMUP_FAILED);
         size_t len = 0;
         char *text = lp ? control_render_profile(lp, (int64_t)time(NULL), &len) : NULL;

@@ -38,6 +38,8 @@ char *control_render_stats(const plain_fs *p, size_t *len)
     if (o) {
         json_object_set_new(o, "warmup_requests", json_integer((json_int_t)STAT_GET(st, warmup_requests)));
         json_object_set_new(o, "warmup_bytes", json_integer((json_int_t)STAT_GET(st, warmup_bytes)));
+        json_object_set_new(o, "requests_cancelled",
+                            json_integer((json_int_t)STAT_GET(st, requests_cancelled)));
     }
     return sv_json_text(o, JSON_INDENT(2), len);
 }
@@ -57,6 +59,7 @@ char *control_render_profile(link_profile *lp, int64_t now_s, size_t *len)
         return NULL;
     json_object_set_new(o, "state", json_string(link_warmup_state_name(state)));
     json_object_set_new(o, "valid", json_boolean(p.valid));
+    json_object_set_new(o, "runs", json_integer((json_int_t)link_profile_runs(lp)));
     /* A profile exists once one was measured, valid or not. */
     const bool measured = p.measured_at_s > 0;
     json_object_set_new(o, "age_s", measured ? json_integer(now_s > p.measured_at_s ? now_s - p.measured_at_s : 0)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -119,7 +120,34 @@ store_status sv_fs_check(sv_fs *fs, sv_error *err)
 
 /* ---- the namespace ------------------------------------------------------------ */
 
-int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
+static int lookup_in_namespaces(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok);
+
+/* What a lookup or opendir that gave up waiting for a listing tells the
+ * caller, as gave_up does for reads. */
+static int listing_gave_up(sv_fs *fs, const char *what, const char *name, int r)
+{
+    if (r == -EINTR) {
+        log_debug("%s %s interrupted by the caller", what, name);
+        return r;
+    }
+    if (r == -ETIMEDOUT) {
+        STAT_ADD(fs->stats, read_timeouts, 1);
+        log_warn("%s %s timed out after %llu ms waiting for a listing (--read-timeout): EIO", what, name,
+                 (unsigned long long)object_io_read_timeout_ms(fs->plain->io));
+        return -EIO;
+    }
+    if (r == -ESHUTDOWN)
+        return -EIO;
+    return r;
+}
+
+int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok)
+{
+    int r = lookup_in_namespaces(fs, parent, name, out, tok);
+    return r < 0 ? listing_gave_up(fs, "lookup of", name, r) : r;
+}
+
+static int lookup_in_namespaces(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok)
 {
     if (strlen(name) > TREE_NAME_MAX)
         return -ENAMETOOLONG;
@@ -129,13 +157,13 @@ int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out)
     }
     if (parent == SV_INO_CONTROL) {
         int r = control_lookup(fs->plain, fs->profile, name, out);
-        return r == -ENOENT ? views_lookup(fs->views, parent, name, out) : r;
+        return r == -ENOENT ? views_lookup(fs->views, parent, name, out, tok) : r;
     }
     if (parent == SV_INO_STATS || parent == SV_INO_PROFILE)
         return -ENOTDIR;
     if (views_owns(parent))
-        return views_lookup(fs->views, parent, name, out);
-    return plain_lookup(fs->plain, parent, name, out);
+        return views_lookup(fs->views, parent, name, out, tok);
+    return plain_lookup(fs->plain, parent, name, out, tok);
 }
 
 int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
@@ -151,10 +179,10 @@ int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
 
 /* The plain tree's directory: ".", ".." and its children. .sieve is
  * deliberately absent: globs and table scans must not see it. */
-static int plain_dir(plain_fs *p, uint64_t ino, sv_dirents *d)
+static int plain_dir(plain_fs *p, uint64_t ino, sv_dirents *d, const sv_cancel *tok)
 {
     tree_dir_snapshot snap;
-    int r = plain_readdir(p, ino, &snap);
+    int r = plain_readdir(p, ino, &snap, tok);
     if (r < 0)
         return r;
     bool ok = sv_dirents_push(d, ".", ino, S_IFDIR) && sv_dirents_push(d, "..", tree_parent(p->tree, ino), S_IFDIR);
@@ -164,7 +192,7 @@ static int plain_dir(plain_fs *p, uint64_t ino, sv_dirents *d)
     return ok ? 0 : -ENOMEM;
 }
 
-int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
+int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out, const sv_cancel *tok)
 {
     *out = NULL;
     if (ino == SV_INO_STATS || ino == SV_INO_PROFILE)
@@ -173,12 +201,14 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out)
     if (!d)
         return -ENOMEM;
     int r = ino == SV_INO_CONTROL ? control_readdir(&d->list)
-            : views_owns(ino)     ? views_readdir(fs->views, ino, &d->list)
-                                  : plain_dir(fs->plain, ino, &d->list);
+            : views_owns(ino)     ? views_readdir(fs->views, ino, &d->list, tok)
+                                  : plain_dir(fs->plain, ino, &d->list, tok);
     if (r < 0) {
         sv_dirents_free(&d->list);
         free(d);
-        return r;
+        char name[32];
+        snprintf(name, sizeof name, "inode %llu", (unsigned long long)ino);
+        return listing_gave_up(fs, "opendir of", name, r);
     }
     handle_list_add(&fs->handles, &d->h, HANDLE_DIR);
     *out = d;

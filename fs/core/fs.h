@@ -58,11 +58,14 @@ void sv_fs_destroy(sv_fs *fs);
  * listed, e.g. unknown bucket, bad credentials, unreachable endpoint. */
 store_status sv_fs_check(sv_fs *fs, sv_error *err);
 
-int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out);
+/* Lookups and opendir may list a directory first: tok (from
+ * sv_fs_cancel_init, may be NULL) bounds that as it bounds a read; past its
+ * deadline they fail with -EIO (logged), interrupted with -EINTR. */
+int sv_fs_lookup(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok);
 int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out);
 
 /* A snapshot of a directory's entries, "." and ".." first. */
-int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out);
+int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out, const sv_cancel *tok);
 const sv_dirents *sv_dir_entries(const sv_dir *d);
 void sv_fs_releasedir(sv_fs *fs, sv_dir *d);
 

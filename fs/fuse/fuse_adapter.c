@@ -72,10 +72,24 @@ static void entry_of(const sv_attr *a, struct fuse_entry_param *e)
     to_stat(a, &e->attr);
 }
 
+/* The kernel interrupts a request when its reader gets a signal; libfuse
+ * calls this on the worker that received the INTERRUPT, under the request's
+ * lock (so it never runs after the read unregistered it). */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+    (void)req;
+    sv_cancel_fire(data, EINTR);
+}
+
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     sv_attr a;
-    int r = sv_fs_lookup(fs_of(req), parent, name, &a);
+    /* A lookup may wait for a listing: bounded and interruptible like a read. */
+    sv_cancel tok;
+    sv_fs_cancel_init(fs_of(req), &tok);
+    fuse_req_interrupt_func(req, on_interrupt, &tok);
+    int r = sv_fs_lookup(fs_of(req), parent, name, &a, &tok);
+    fuse_req_interrupt_func(req, NULL, NULL); /* tok goes out of scope */
     if (r < 0) {
         fuse_reply_err(req, -r);
         return;
@@ -115,7 +129,11 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     sv_dir *d;
-    int r = sv_fs_opendir(fs_of(req), ino, &d);
+    sv_cancel tok; /* as for a lookup */
+    sv_fs_cancel_init(fs_of(req), &tok);
+    fuse_req_interrupt_func(req, on_interrupt, &tok);
+    int r = sv_fs_opendir(fs_of(req), ino, &d, &tok);
+    fuse_req_interrupt_func(req, NULL, NULL);
     if (r < 0) {
         fuse_reply_err(req, -r);
         return;
@@ -158,15 +176,6 @@ static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     (void)ino;
     sv_fs_releasedir(fs_of(req), (sv_dir *)(uintptr_t)fi->fh);
     fuse_reply_err(req, 0);
-}
-
-/* The kernel interrupts a request when its reader gets a signal; libfuse
- * calls this on the worker that received the INTERRUPT, under the request's
- * lock (so it never runs after the read unregistered it). */
-static void on_interrupt(fuse_req_t req, void *data)
-{
-    (void)req;
-    sv_cancel_fire(data, EINTR);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)

@@ -1,5 +1,6 @@
 #include "block_cache.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,7 @@ void block_cache_complete(block_cache *bc, cache_block *b, int error)
     pthread_mutex_lock(&bc->lock);
     b->state = error ? BLOCK_FAILED : BLOCK_READY;
     b->error = error;
+    b->fetch = NULL;
     pthread_cond_broadcast(&bc->changed);
     pthread_mutex_unlock(&bc->lock);
 }
@@ -249,6 +251,7 @@ void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_
     for (size_t i = 0; i < n; i++) {
         blocks[i]->state = error ? BLOCK_FAILED : BLOCK_READY;
         blocks[i]->error = error;
+        blocks[i]->fetch = NULL;
     }
     pthread_cond_broadcast(&bc->changed);
     for (size_t i = 0; i < n; i++)
@@ -293,10 +296,40 @@ void block_cache_release(block_cache *bc, cache_block *b)
     pthread_mutex_unlock(&bc->lock);
 }
 
+void block_cache_set_fetch(block_cache *bc, block_fetch *f)
+{
+    pthread_mutex_lock(&bc->lock);
+    for (size_t i = 0; i < f->n; i++)
+        f->blocks[i]->fetch = f;
+    pthread_mutex_unlock(&bc->lock);
+}
+
+void block_cache_release_abandoned(block_cache *bc, cache_block *b)
+{
+    pthread_mutex_lock(&bc->lock);
+    block_fetch *f = b->state == BLOCK_LOADING ? b->fetch : NULL;
+    unpin_locked(bc, b); /* LOADING: the fetch's pin keeps b */
+    bool wanted = !f;
+    for (size_t i = 0; f && i < f->n && !wanted; i++)
+        wanted = f->blocks[i]->pins > 1 || f->blocks[i]->detached;
+    if (!wanted) {
+        /* Out of the index under the lock: a reader arriving now creates a
+         * fresh block rather than join a GET about to be cut off. */
+        for (size_t i = 0; i < f->n; i++) {
+            hash_remove(bc, f->blocks[i]);
+            f->blocks[i]->detached = true;
+        }
+        sv_cancel_fire(&f->cancel, ECANCELED);
+    }
+    pthread_mutex_unlock(&bc->lock);
+}
+
 static void unpin_locked(block_cache *bc, cache_block *b)
 {
     if (--b->pins == 0) {
-        if (b->state == BLOCK_READY) {
+        if (b->detached) {
+            drop_block(bc, b, true); /* hash_remove finds nothing: fine */
+        } else if (b->state == BLOCK_READY) {
             TAILQ_INSERT_HEAD(&bc->lru, b, lru);
             trim_spares(bc, 0);
             make_room(bc, 0);

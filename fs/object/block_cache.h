@@ -18,7 +18,17 @@
 
 typedef enum { BLOCK_LOADING = 0, BLOCK_READY, BLOCK_FAILED } block_state;
 
-typedef struct cache_block {
+typedef struct cache_block cache_block;
+
+/* One GET filling a run of LOADING blocks (owned by its fetcher, alive until
+ * the run completes): what lets the last reader who gives up on it cancel it. */
+typedef struct {
+    sv_cancel cancel;            /* the GET's store_request_opts.cancel */
+    cache_block *const *blocks;  /* the run */
+    size_t n;
+} block_fetch;
+
+struct cache_block {
     uint64_t object_id;
     uint64_t index;
     uint8_t *data;
@@ -27,9 +37,11 @@ typedef struct cache_block {
     int error;          /* errno when FAILED */
     uint32_t pins;
     bool drop_behind;   /* consumed by a streaming reader: first to be reused */
+    bool detached;      /* out of the index (its fetch was abandoned): freed at its last unpin */
+    block_fetch *fetch; /* while LOADING: the GET filling it (block_cache_set_fetch) */
     struct cache_block *hash_next;
     TAILQ_ENTRY(cache_block) lru; /* on the cache's LRU list iff READY and unpinned */
-} cache_block;
+};
 
 typedef struct block_cache block_cache;
 
@@ -60,6 +72,13 @@ void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_
 int block_cache_wait(block_cache *bc, cache_block *b, const sv_cancel *tok);
 /* Unpin. A FAILED block is dropped when its last pin goes, so a later read retries. */
 void block_cache_release(block_cache *bc, cache_block *b);
+/* Tie a run of LOADING blocks to the GET that fills them, before it is sent. */
+void block_cache_set_fetch(block_cache *bc, block_fetch *f);
+/* Unpin a block its reader gave up waiting for. When nobody but its fetch
+ * pins any block of that fetch any more, the fetch is cancelled (f->cancel
+ * fires) and its blocks leave the index at once, so a later read fetches
+ * them anew instead of waiting on a GET that is being cut off. */
+void block_cache_release_abandoned(block_cache *bc, cache_block *b);
 /* Unpin a block a streaming reader has read past. It goes to the cold end of
  * the LRU and its buffer is reused for the next new block, even below the
  * limit, so a long sequential read cycles through a small working set instead

@@ -87,13 +87,15 @@ typedef struct {
     size_t n;
     cache_block *blocks[OBJECT_MAX_RUN_BLOCKS];
     struct iovec iov[OBJECT_MAX_RUN_BLOCKS];
+    block_fetch fetch; /* cancelled when every reader of the run gave up */
 } fetch_job;
 
 static void fetch_done(void *ud, store_status st, const char *errmsg)
 {
     fetch_job *job = ud;
-    /* A fetch failed by the store's shutdown is not a failure of the mount. */
-    if (st == STORE_ERR_SHUTDOWN)
+    /* A fetch failed by the store's shutdown, or dropped because its readers
+     * gave up, is not a failure of the mount. */
+    if (st == STORE_ERR_SHUTDOWN || st == STORE_ERR_CANCELLED)
         log_info("fetch abandoned: %s", errmsg && errmsg[0] ? errmsg : store_status_name(st));
     else if (st != STORE_OK)
         log_error("read failed: %s", errmsg && errmsg[0] ? errmsg : store_status_name(st));
@@ -119,8 +121,13 @@ static void fetch_run(object_io *io, const object_ref *o, cache_block **run, siz
         job->io = io;
         job->n = n;
         memcpy(job->blocks, run, n * sizeof *run);
+        sv_cancel_init(&job->fetch.cancel, NULL, 0);
+        job->fetch.blocks = job->blocks;
+        job->fetch.n = n;
+        block_cache_set_fetch(io->cache, &job->fetch);
         store_request_opts opts = {.priority = demand ? STORE_PRIO_DEMAND : STORE_PRIO_PREFETCH,
-                                   .owner = o}; /* turns between open files */
+                                   .owner = o, /* turns between open files */
+                                   .cancel = &job->fetch.cancel};
         uint64_t offset = run[0]->index * io->block_size;
         log_trace("GET %s bytes %llu-%llu (%s)", o->key, (unsigned long long)offset,
                   (unsigned long long)(offset + len - 1), demand ? "demand" : "prefetch");
@@ -276,6 +283,11 @@ ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, si
             if (e != EINTR)
                 STAT_ADD(io->stats, errors, 1);
             result = -e;
+            if (sv_cancel_check(tok)) {
+                /* Gave up waiting: the fetches nobody else waits for are cut off. */
+                object_pins_abandon(io, pins);
+                return result;
+            }
             break;
         }
         uint64_t bstart = b->index * bs;
@@ -299,6 +311,17 @@ ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, si
     }
     *niov = pins->n;
     return (ssize_t)total;
+}
+
+void object_pins_abandon(object_io *io, object_pins *pins)
+{
+    for (size_t i = 0; i < pins->n; i++)
+        block_cache_release_abandoned(io->cache, pins->blocks[i]);
+    free(pins->blocks);
+    free(pins->was_ready);
+    pins->blocks = NULL;
+    pins->was_ready = NULL;
+    pins->n = 0;
 }
 
 void object_pins_release(object_io *io, object_pins *pins)
@@ -363,6 +386,10 @@ typedef struct {
     size_t pending;   /* under m: started, not yet completed */
     bool failed;      /* under m */
     bool abandoned;   /* under m: the waiter is gone; the last completion frees everything */
+    /* Fired when the waiter gives up, so the store drops what it has not
+     * sent and cuts off what is in flight: nobody wants those bytes now.
+     * Lives here, not on the waiter's stack, as the requests point to it. */
+    sv_cancel cancel;
     uint8_t **bufs;   /* under m: the started requests' buffers, taken over when abandoned */
     size_t nbufs;
 } fetch_group;
@@ -383,7 +410,7 @@ static void group_done(void *ud, store_status st, const char *errmsg)
     pthread_mutex_lock(&g->m);
     if (st != STORE_OK) {
         g->failed = true;
-        if (!g->abandoned)
+        if (!g->abandoned && st != STORE_ERR_CANCELLED)
             log_warn("view fetch failed: %s", errmsg && *errmsg ? errmsg : store_status_name(st));
     }
     g->pending--;
@@ -406,11 +433,12 @@ int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges
     }
     pthread_mutex_init(&g->m, NULL);
     sv_cond_init(&g->c);
+    sv_cancel_init(&g->cancel, NULL, 0);
     size_t sent = 0;
     bool refused = false;
     for (size_t i = 0; i < n; i++) {
         struct iovec iov = {ranges[i].buf, (size_t)ranges[i].len};
-        store_request_opts opts = {.priority = STORE_PRIO_PLAN, .owner = o};
+        store_request_opts opts = {.priority = STORE_PRIO_PLAN, .owner = o, .cancel = &g->cancel};
         pthread_mutex_lock(&g->m);
         g->pending++;
         g->bufs[g->nbufs++] = ranges[i].buf;
@@ -436,6 +464,7 @@ int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges
         e = sv_cancel_wait(tok, &g->c, &g->m);
     if (g->pending) {
         g->abandoned = true;
+        sv_cancel_fire(&g->cancel, e);
         for (size_t i = 0; i < sent; i++)
             ranges[i].buf = NULL; /* the group's now: requests still write into them */
         pthread_mutex_unlock(&g->m);

@@ -89,6 +89,9 @@ int object_pin(object_io *io, const object_ref *o, uint64_t off, size_t size, si
 ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, size_t *niov,
                          object_read_tally *tally, const sv_cancel *tok);
 void object_pins_release(object_io *io, object_pins *pins);
+/* The same for a reader that gave up waiting (object_pins_wait does it when
+ * tok fires): GETs that no other reader waits for are cancelled. */
+void object_pins_abandon(object_io *io, object_pins *pins);
 
 /* Copy exactly [off, off+size) into buf (clipped at the object's end): the
  * byte count or -errno. Waits obey tok, as object_pins_wait. */

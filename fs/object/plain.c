@@ -72,12 +72,21 @@ void plain_attr(const plain_fs *p, const tree_attr *ta, sv_attr *out)
     }
 }
 
-int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out)
+int plain_tree_errno(store_status st, const sv_cancel *tok)
+{
+    if (st == STORE_ERR_CANCELLED) {
+        int why = sv_cancel_check(tok);
+        return -(why ? why : EINTR);
+    }
+    return -store_status_errno(st);
+}
+
+int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok)
 {
     tree_attr ta;
-    store_status st = tree_lookup(p->tree, parent, name, &ta);
+    store_status st = tree_lookup(p->tree, parent, name, &ta, tok);
     if (st != STORE_OK)
-        return -store_status_errno(st);
+        return plain_tree_errno(st, tok);
     plain_attr(p, &ta, out);
     return 0;
 }
@@ -92,7 +101,7 @@ int plain_getattr(plain_fs *p, uint64_t ino, sv_attr *out)
     return 0;
 }
 
-int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out)
+int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out, const sv_cancel *tok)
 {
     memset(out, 0, sizeof *out);
     tree_attr ta;
@@ -100,8 +109,8 @@ int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out)
     if (st == STORE_OK && !ta.is_dir)
         return -ENOTDIR;
     if (st == STORE_OK)
-        st = tree_readdir(p->tree, ino, out);
-    return -store_status_errno(st);
+        st = tree_readdir(p->tree, ino, out, tok);
+    return plain_tree_errno(st, tok);
 }
 
 int plain_bind_object(plain_fs *p, uint64_t ino, object_ref *out)

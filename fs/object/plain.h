@@ -62,11 +62,15 @@ bool plain_is_parquet_name(const char *key);
 
 /* Attributes of a tree node. */
 void plain_attr(const plain_fs *p, const tree_attr *ta, sv_attr *out);
-/* These return 0 or -errno. */
-int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out);
+/* These return 0 or -errno. A lookup or readdir that has to list the
+ * directory first obeys tok (may be NULL): when it fires, -ETIMEDOUT,
+ * -EINTR or -ESHUTDOWN (its reason). */
+int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok);
 int plain_getattr(plain_fs *p, uint64_t ino, sv_attr *out);
 /* The children of a directory (no "." or ".."). */
-int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out);
+int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out, const sv_cancel *tok);
+/* 0 or -errno of a tree call; a cancelled one gives its token's reason. */
+int plain_tree_errno(store_status st, const sv_cancel *tok);
 /* The object version a file inode stands for. */
 int plain_bind_object(plain_fs *p, uint64_t ino, object_ref *out);
 

@@ -141,7 +141,7 @@ tree *tree_create(object_store *store, const char *prefix, uint64_t dir_ttl_ms,
     t->index_buckets = 1024;
     t->index = calloc(t->index_buckets, sizeof *t->index);
     pthread_mutex_init(&t->lock, NULL);
-    pthread_cond_init(&t->listed_cv, NULL);
+    sv_cond_init(&t->listed_cv); /* CLOCK_MONOTONIC, for sv_cancel_wait */
     /* Reserve inode numbers below TREE_FIRST_INO; the root is TREE_ROOT_INO. */
     t->n_nodes = TREE_FIRST_INO;
     t->cap_nodes = 1024;
@@ -373,12 +373,21 @@ static bool listing_fresh(const tree *t, const node *dir)
  * the lock held; drops it while listing. A failed refresh keeps serving the
  * previous listing (with a warning); only a directory never listed fails. */
 static store_status ensure_listed(tree *t, node *dir, bool force, const store_request_opts *opts,
-                                  sv_error *err)
+                                  sv_error *err, const sv_cancel *tok)
 {
-    while (dir->listing)
-        pthread_cond_wait(&t->listed_cv, &t->lock);
+    while (dir->listing) {
+        int why = sv_cancel_wait(tok, &t->listed_cv, &t->lock);
+        if (why) {
+            sv_fail(err, STORE_ERR_CANCELLED, 0, "waiting for the listing of '%s': cancelled", dir->key);
+            return STORE_ERR_CANCELLED;
+        }
+    }
     if (!force && listing_fresh(t, dir))
         return STORE_OK;
+    store_request_opts with_tok = opts ? *opts : (store_request_opts){0};
+    if (tok)
+        with_tok.cancel = tok;
+    opts = &with_tok;
     dir->listing = true;
     char *prefix = strdup(dir->key);
     pthread_mutex_unlock(&t->lock);
@@ -398,6 +407,8 @@ static store_status ensure_listed(tree *t, node *dir, bool force, const store_re
             log_warn("keeping the previous listing of '%s': %s", prefix ? prefix : "?", local_err);
             dir->listed_at_ns = now_ns(); /* do not hammer a failing server */
             st = STORE_OK;
+        } else if (st == STORE_ERR_CANCELLED) {
+            log_info("listing of '%s' given up: %s", prefix ? prefix : "?", local_err);
         } else {
             log_error("cannot list '%s': %s", prefix ? prefix : "?", local_err);
         }
@@ -410,7 +421,7 @@ store_status tree_refresh_dir(tree *t, uint64_t dir_ino, const store_request_opt
 {
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
-    store_status st = d && d->is_dir ? ensure_listed(t, d, true, opts, err) : STORE_ERR_NOT_FOUND;
+    store_status st = d && d->is_dir ? ensure_listed(t, d, true, opts, err, NULL) : STORE_ERR_NOT_FOUND;
     pthread_mutex_unlock(&t->lock);
     return st;
 }
@@ -430,13 +441,13 @@ static int dirent_cmp(const void *key, const void *elem)
     return strcmp(key, ((const tree_dirent *)elem)->name);
 }
 
-store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out)
+store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, const sv_cancel *tok)
 {
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
     store_status st = STORE_ERR_NOT_FOUND;
     if (d && d->is_dir) {
-        st = ensure_listed(t, d, false, NULL, NULL);
+        st = ensure_listed(t, d, false, NULL, NULL, tok);
         if (st == STORE_OK) {
             tree_dirent *e = bsearch(name, d->children, d->n_children, sizeof *d->children, dirent_cmp);
             node *c = e ? get_node(t, e->ino) : NULL;
@@ -460,13 +471,13 @@ store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out)
     return n ? STORE_OK : STORE_ERR_NOT_FOUND;
 }
 
-store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out)
+store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, const sv_cancel *tok)
 {
     out->entries = NULL;
     out->n = 0;
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
-    store_status st = d && d->is_dir ? ensure_listed(t, d, false, NULL, NULL) : STORE_ERR_NOT_FOUND;
+    store_status st = d && d->is_dir ? ensure_listed(t, d, false, NULL, NULL, tok) : STORE_ERR_NOT_FOUND;
     if (st == STORE_OK) {
         out->entries = calloc(d->n_children ? d->n_children : 1, sizeof *out->entries);
         if (!out->entries)

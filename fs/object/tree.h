@@ -51,11 +51,14 @@ void tree_destroy(tree *t);
  * (in err). */
 store_status tree_refresh_dir(tree *t, uint64_t dir_ino, const store_request_opts *opts, sv_error *err);
 
-/* Child `name` of dir_ino: STORE_OK and its attributes, STORE_ERR_NOT_FOUND, or an error. */
-store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out);
+/* Child `name` of dir_ino: STORE_OK and its attributes, STORE_ERR_NOT_FOUND, or an error.
+ * Lookups and readdir may have to list the directory first: tok (may be
+ * NULL) bounds that wait and the listing's requests; when it fires they end
+ * with STORE_ERR_CANCELLED (sv_cancel_check(tok) tells why). */
+store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, const sv_cancel *tok);
 store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out);
 /* Snapshot of a directory's children (sorted by name); free with tree_dir_snapshot_free. */
-store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out);
+store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, const sv_cancel *tok);
 void tree_dir_snapshot_free(tree_dir_snapshot *s);
 /* Parent inode of a directory (root's parent is root). */
 uint64_t tree_parent(tree *t, uint64_t ino);

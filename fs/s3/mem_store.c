@@ -23,6 +23,8 @@ typedef struct get_req {
     uint64_t offset, length;
     struct iovec *iov;
     size_t iovcnt;
+    const sv_cancel *cancel;
+    bool *sent;
     store_get_done_fn done;
     void *ud;
 } get_req;
@@ -38,6 +40,7 @@ struct mem_store {
     uint64_t next_etag;
     get_req *head, *tail;
     bool busy;                 /* the worker is completing a GET */
+    bool holding;              /* mem_store_hold: queued GETs wait */
     bool stopping;
     mem_store_counts counts;
     pthread_t worker;
@@ -101,7 +104,7 @@ static void *worker_main(void *arg)
     mem_store *m = arg;
     pthread_mutex_lock(&m->lock);
     for (;;) {
-        while (!m->head && !m->stopping)
+        while ((!m->head || m->holding) && !m->stopping)
             pthread_cond_wait(&m->work, &m->lock);
         get_req *r = m->head;
         if (!r)
@@ -110,9 +113,19 @@ static void *worker_main(void *arg)
         if (!m->head)
             m->tail = NULL;
         char msg[SV_ERROR_MSG] = "";
-        store_status st = m->stopping ? STORE_ERR_SHUTDOWN : serve(m, r, msg, sizeof msg);
-        if (st == STORE_ERR_SHUTDOWN)
+        store_status st;
+        if (m->stopping) {
+            st = STORE_ERR_SHUTDOWN;
             snprintf(msg, sizeof msg, "%s: store shutting down", r->key);
+        } else if (sv_cancel_check(r->cancel)) {
+            st = STORE_ERR_CANCELLED;
+            m->counts.cancelled++;
+            snprintf(msg, sizeof msg, "%s: cancelled", r->key);
+        } else {
+            if (r->sent)
+                *r->sent = true;
+            st = serve(m, r, msg, sizeof msg);
+        }
         m->busy = true;
         pthread_mutex_unlock(&m->lock);
         r->done(r->ud, st, msg);
@@ -131,7 +144,6 @@ static store_status mem_get_async(object_store *s, const char *key, const char *
                                   uint64_t length, const struct iovec *iov, size_t iovcnt,
                                   const store_request_opts *opts, store_get_done_fn done, void *ud)
 {
-    (void)opts;
     mem_store *m = (mem_store *)s;
     uint64_t total = 0;
     for (size_t i = 0; i < iovcnt; i++)
@@ -157,6 +169,8 @@ static store_status mem_get_async(object_store *s, const char *key, const char *
     }
     r->offset = offset;
     r->length = length;
+    r->cancel = opts ? opts->cancel : NULL;
+    r->sent = opts ? opts->sent : NULL;
     r->done = done;
     r->ud = ud;
     pthread_mutex_lock(&m->lock);
@@ -239,9 +253,10 @@ static int cmp_n(const char *a, size_t n, const char *b)
 static store_status mem_list_page(object_store *s, const char *prefix, const char *delimiter, const char *token,
                                   const store_request_opts *opts, store_listing *out, sv_error *err)
 {
-    (void)opts;
     mem_store *m = (mem_store *)s;
     memset(out, 0, sizeof *out);
+    if (opts && sv_cancel_check(opts->cancel))
+        return sv_fail(err, STORE_ERR_CANCELLED, 0, "list %s: cancelled", prefix), STORE_ERR_CANCELLED;
     size_t plen = strlen(prefix), dlen = delimiter ? strlen(delimiter) : 0;
     size_t cap_o = 0, cap_p = 0, last_len = 0;
     const char *last = NULL;
@@ -409,6 +424,14 @@ mem_store_counts mem_store_counts_now(mem_store *m)
     mem_store_counts c = m->counts;
     pthread_mutex_unlock(&m->lock);
     return c;
+}
+
+void mem_store_hold(mem_store *m, bool hold)
+{
+    pthread_mutex_lock(&m->lock);
+    m->holding = hold;
+    pthread_cond_broadcast(&m->work);
+    pthread_mutex_unlock(&m->lock);
 }
 
 void mem_store_drain(mem_store *m)

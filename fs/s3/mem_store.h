@@ -28,8 +28,14 @@ bool mem_store_etag(mem_store *m, const char *key, char *etag);
 /* Keys per listing page (default 1000, as S3). */
 void mem_store_set_page_keys(mem_store *m, unsigned keys);
 
+/* Hold GETs queued (true) or serve them again (false): a test's stand-in
+ * for a slow server. A held GET whose cancel token fires is dropped
+ * (STORE_ERR_CANCELLED) when it comes to be served. */
+void mem_store_hold(mem_store *m, bool hold);
+
 typedef struct {
     uint64_t gets, get_bytes, heads, lists;
+    uint64_t cancelled; /* GETs dropped unserved: their cancel token had fired */
 } mem_store_counts;
 
 mem_store_counts mem_store_counts_now(mem_store *m);

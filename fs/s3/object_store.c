@@ -22,6 +22,7 @@ const char *store_status_name(store_status st)
     case STORE_ERR_NOMEM: return "out of memory";
     case STORE_ERR_INVALID: return "invalid request";
     case STORE_ERR_SHUTDOWN: return "shutting down";
+    case STORE_ERR_CANCELLED: return "cancelled";
     }
     return "unknown";
 }
@@ -34,6 +35,7 @@ int store_status_errno(store_status st)
     case STORE_ERR_NO_BUCKET: return ENOENT;
     case STORE_ERR_ACCESS: return EACCES;
     case STORE_ERR_NOMEM: return ENOMEM;
+    case STORE_ERR_CANCELLED: return EINTR;
     default: return EIO;
     }
 }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "sv_cancel.h"
 #include "sv_error.h"
 
 #define S3_KEY_MAX   1024u /* S3's own key-length limit, bytes */
@@ -36,6 +37,7 @@ typedef enum {
     STORE_ERR_NOMEM,
     STORE_ERR_INVALID,    /* bad argument or configuration */
     STORE_ERR_SHUTDOWN,   /* the store is being destroyed */
+    STORE_ERR_CANCELLED,  /* the caller's token (store_request_opts.cancel) fired first */
 } store_status;
 
 const char *store_status_name(store_status st);
@@ -67,6 +69,17 @@ typedef struct {
      * starve another. Compared by address only. */
     const void *owner;
     bool fresh_connection;   /* on a new connection, closed after (the warmup's connect cost) */
+    /* When it fires (or its deadline passes) before the request is done, the
+     * request ends with STORE_ERR_CANCELLED: a queued or backing-off one is
+     * never sent, one in flight is cut off (within a sweep, a few hundred ms
+     * at most). NULL: none. It must stay valid until done is called, so it
+     * belongs in the done function's ud (a fetch group, a batch), not on the
+     * stack of a caller that may stop waiting. */
+    const sv_cancel *cancel;
+    /* Set to true, on the store's thread before done runs, once an attempt
+     * has gone out (so a caller can tell a cancelled request that was sent
+     * from one that never was). NULL: not wanted. Valid until done, as cancel. */
+    bool *sent;
 } store_request_opts;
 
 typedef struct {

@@ -361,6 +361,8 @@ static void start_attempt(s3_client *c, s3_request *r)
     c->active = r;
     c->n_active++;
     c->n_awaiting_connection++;
+    if (r->sent)
+        *r->sent = true;
     if (c->stats) {
         STAT_ADD(c->stats, s3_requests, 1);
         if (r->kind == REQ_GET)
@@ -391,6 +393,27 @@ static void apply_limit(s3_client *c, unsigned limit)
     c->pool_size = limit;
 }
 
+/* A request whose caller gave up (its token fired or its deadline passed)
+ * ends here rather than go out. */
+static bool drop_if_cancelled(s3_client *c, s3_request *r)
+{
+    int why = sv_cancel_check(r->cancel);
+    if (!why)
+        return false;
+    snprintf(r->errmsg, sizeof r->errmsg, "%s: cancelled (%s)", r->key,
+             why == ETIMEDOUT ? "deadline passed" : why == EINTR ? "reader interrupted" : "caller gone");
+    if (c->stats)
+        STAT_ADD(c->stats, requests_cancelled, 1);
+    r->result = STORE_ERR_CANCELLED;
+    if (r->easy) {
+        easy_give_back(c, r->easy);
+        r->easy = NULL;
+    }
+    r->done(r->ud, STORE_ERR_CANCELLED, r->errmsg);
+    s3_request_free(r);
+    return true;
+}
+
 /* Start what may start: due retries first (they hold their slots and have
  * waited already), then queued requests while slots are free. */
 static void admit(s3_client *c, int64_t now)
@@ -399,11 +422,12 @@ static void admit(s3_client *c, int64_t now)
     apply_limit(c, limit);
     for (s3_request **pp = &c->retrying; *pp && may_connect(c);) {
         s3_request *r = *pp;
-        if (r->due_ns <= now) {
+        if (r->due_ns <= now || sv_cancel_check(r->cancel)) {
             *pp = r->next;
             r->next = NULL;
             c->n_retrying--;
-            start_attempt(c, r);
+            if (!drop_if_cancelled(c, r))
+                start_attempt(c, r);
         } else {
             pp = &r->next;
         }
@@ -430,7 +454,8 @@ static void admit(s3_client *c, int64_t now)
             break;
         for (rq_entry *e = batch, *nx; e; e = nx) {
             nx = e->next;
-            start_attempt(c, (s3_request *)e);
+            if (!drop_if_cancelled(c, (s3_request *)e))
+                start_attempt(c, (s3_request *)e);
         }
     }
 }
@@ -447,6 +472,14 @@ static void sweep_deadlines(s3_client *c, int64_t now)
     uint64_t window_min_bytes = rate * window_ms / 1000;
     for (s3_request *r = c->active, *nx; r; r = nx) {
         nx = r->next;
+        if (r->cancel && sv_cancel_check(r->cancel)) {
+            curl_multi_remove_handle(c->multi, r->easy);
+            active_unlink(c, r);
+            if (c->stats && r->kind == REQ_GET)
+                STAT_ADD(c->stats, s3_bytes_fetched, r->received);
+            drop_if_cancelled(c, r);
+            continue;
+        }
         if (!r->got_headers) {
             if (now - r->started_ns > first_byte_ns) {
                 cutoff cut = {"no response", (unsigned)(first_byte_ns / 1000000)};
@@ -819,6 +852,7 @@ static store_status s3_list_page(object_store *s, const char *prefix, const char
     if (opts && opts->max_attempts)
         r->max_attempts = opts->max_attempts;
     r->owner = opts ? opts->owner : NULL;
+    r->cancel = opts ? opts->cancel : NULL; /* the caller blocks below: its token outlives r */
     sync_wait w;
     store_status st = run_meta_request(c, r, &w, "listing", prefix, err);
     if (st == STORE_OK) {
@@ -864,6 +898,8 @@ static store_status s3_get_async(object_store *s, const char *key, const char *e
     }
     r->priority = opts ? opts->priority : STORE_PRIO_DEMAND;
     r->owner = opts ? opts->owner : NULL;
+    r->cancel = opts ? opts->cancel : NULL;
+    r->sent = opts ? opts->sent : NULL;
     r->max_attempts = opts ? opts->max_attempts : 0;
     r->fresh_connection = opts && opts->fresh_connection;
     r->done = done;

@@ -48,6 +48,8 @@ typedef struct s3_request {
     uint64_t received;
     store_priority priority;
     const void *owner;
+    const sv_cancel *cancel; /* store_request_opts.cancel: valid until done runs */
+    bool *sent;              /* store_request_opts.sent: likewise */
     uint32_t max_attempts;
 
     /* Body of a HEAD/LIST response or of an error response. */

@@ -87,14 +87,14 @@ static void give_up_pending(const view_file *vf, view_counters *vt, page_job *jo
         }
 }
 
-cost_link view_cost_link(const view_env *env)
+cost_link view_cost_link(const view_env *env, const sv_cancel *tok)
 {
     if (env->request_cost_override >= 0)
         return cost_link_from_request_cost(env->request_cost_override > COST_REQUEST_BYTES_MAX
                                                ? COST_REQUEST_BYTES_MAX
                                                : (uint32_t)env->request_cost_override);
     conn_profile prof;
-    if (!link_profile_get(env->profile, &prof))
+    if (!link_profile_get(env->profile, &prof) && !link_profile_retry_once(env->profile, tok, &prof))
         return cost_link_none();
     return cost_link_from_profile(&prof, 0);
 }
@@ -209,7 +209,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     fetch_span *reals = NULL;
     size_t nreals = 0, capreals = 0;
     uint64_t plan_bytes = 0, plan_requests = 0;
-    const cost_link link = view_cost_link(env);
+    const cost_link link = view_cost_link(env, &tok);
     const uint32_t rc = cost_request_bytes(&link);
     const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);

@@ -14,8 +14,10 @@
 #include "view_file.h"
 
 /* The prices the view plans with now: the override, else the profile, else
- * none (no partial reads). */
-cost_link view_cost_link(const view_env *env);
+ * none (no partial reads). Without a profile because the warmup failed, the
+ * first query retries it once and waits for it within tok
+ * (link_profile_retry_once). */
+cost_link view_cost_link(const view_env *env, const sv_cancel *tok);
 
 /* Make sure chunk ci of vf is planned. Called with vf->lock held; releases it
  * while planning (the chunks being planned are claimed: CH_PLANNING). 0, or

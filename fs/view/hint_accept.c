@@ -22,7 +22,7 @@ static uint64_t resolve_path(tree *t, const char *rel, tree_attr *out)
             return 0;
         memcpy(comp, p, n);
         comp[n] = '\0';
-        if (tree_lookup(t, ino, comp, out) != STORE_OK)
+        if (tree_lookup(t, ino, comp, out, NULL) != STORE_OK)
             return 0;
         ino = out->ino;
         p += n;
@@ -43,7 +43,7 @@ static uint64_t find_parquet(tree *t, uint64_t dir, int depth, size_t *budget, c
     if (depth > 16)
         return 0;
     tree_dir_snapshot snap = {0};
-    if (tree_readdir(t, dir, &snap) != STORE_OK)
+    if (tree_readdir(t, dir, &snap, NULL) != STORE_OK)
         return 0;
     uint64_t found = 0;
     for (size_t i = 0; !found && i < snap.n && *budget; i++, (*budget)--) {

@@ -56,10 +56,10 @@ bool views_owns(uint64_t ino);
 bool views_is_hint_file(uint64_t ino);
 
 /* parent: SV_INO_CONTROL (names "hints" and "views") or an inode views_owns. */
-int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *out);
+int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok);
 int views_getattr(view_registry *r, uint64_t ino, sv_attr *out);
 /* Every entry of a directory, "." and ".." first. */
-int views_readdir(view_registry *r, uint64_t ino, sv_dirents *out);
+int views_readdir(view_registry *r, uint64_t ino, sv_dirents *out, const sv_cancel *tok);
 
 /* What opening an inode of this namespace gave. */
 typedef struct {

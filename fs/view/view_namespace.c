@@ -73,7 +73,7 @@ static sv_view *view_of(view_registry *r, uint64_t ino)
     return view_find_by_id(r, view_id_of(ino));
 }
 
-int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *out)
+int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok)
 {
     if (parent == SV_INO_CONTROL) {
         if (strcmp(name, "hints") == 0)
@@ -111,11 +111,11 @@ int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *o
     if (!v)
         return -ENOENT;
     tree_attr ta;
-    store_status st = tree_lookup(r->env.plain->tree, parent & VIEW_BASE_MASK, name, &ta);
+    store_status st = tree_lookup(r->env.plain->tree, parent & VIEW_BASE_MASK, name, &ta, tok);
     if (st == STORE_OK)
         tree_attr_in_view(r, v, &ta, out);
     view_unref(v);
-    return -store_status_errno(st);
+    return plain_tree_errno(st, tok);
 }
 
 int views_getattr(view_registry *r, uint64_t ino, sv_attr *out)
@@ -169,7 +169,7 @@ static bool list_records(view_registry *r, uint64_t ino, sv_dirents *d)
     return ok;
 }
 
-int views_readdir(view_registry *r, uint64_t ino, sv_dirents *d)
+int views_readdir(view_registry *r, uint64_t ino, sv_dirents *d, const sv_cancel *tok)
 {
     if (ino == SV_INO_HINTS || ino == SV_INO_VIEWS) {
         bool ok = sv_dirents_push(d, ".", ino, S_IFDIR) && sv_dirents_push(d, "..", SV_INO_CONTROL, S_IFDIR);
@@ -186,7 +186,7 @@ int views_readdir(view_registry *r, uint64_t ino, sv_dirents *d)
         return -ENOENT;
     uint64_t base = ino & VIEW_BASE_MASK;
     tree_dir_snapshot snap;
-    int rc = plain_readdir(r->env.plain, base, &snap);
+    int rc = plain_readdir(r->env.plain, base, &snap, tok);
     if (rc < 0) {
         view_unref(v);
         return rc;

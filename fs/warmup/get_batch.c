@@ -1,6 +1,7 @@
 /* A batch of timed ranged GETs; see get_batch.h. */
 #include "get_batch.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
@@ -16,6 +17,7 @@ typedef struct {
     /* Guarded by b->lock once the run starts. */
     int64_t sent_ns, done_ns;
     bool finished;
+    bool went_out; /* the store's: set before done runs (store_request_opts.sent) */
     store_status st;
 } slot;
 
@@ -29,6 +31,10 @@ struct get_batch {
     unsigned char *buf;
     uint64_t buf_bytes;
     sv_stats *stats;
+    /* Fired when the runner leaves with requests out (its deadline or a
+     * cancel): the store drops the queued ones and cuts off the rest.
+     * Here, not on the runner's stack: the requests point to it. */
+    sv_cancel cancel;
 };
 
 int64_t get_batch_now_ns(void)
@@ -60,6 +66,7 @@ get_batch *get_batch_new(size_t n, uint64_t buf_bytes, sv_stats *stats)
     pthread_cond_init(&b->cond, &ca);
     pthread_condattr_destroy(&ca);
     pthread_mutex_init(&b->lock, NULL);
+    sv_cancel_init(&b->cancel, NULL, 0);
     b->refs = 1;
     b->n = n;
     b->buf_bytes = buf_bytes;
@@ -110,9 +117,8 @@ static void on_get_done(void *ud, store_status st, const char *errmsg)
     if (st == STORE_OK && b->stats)
         STAT_ADD(b->stats, warmup_bytes, q->length);
     /* Counted once the store has sent it (a request abandoned at the
-     * warmup's deadline may still wait in the store's queue; one completed
-     * by shutdown may never have gone out). */
-    if (st != STORE_ERR_SHUTDOWN && b->stats)
+     * warmup's deadline, or completed by shutdown, may never have gone out). */
+    if (q->went_out && b->stats)
         STAT_ADD(b->stats, warmup_requests, 1);
     bool last = --b->refs == 0;
     pthread_cond_signal(&b->cond);
@@ -154,6 +160,8 @@ int64_t get_batch_run(get_batch *b, object_store *s, uint32_t conc, int64_t subm
             pthread_mutex_unlock(&b->lock);
             struct iovec iov = {b->buf + q->buf_offset, (size_t)q->length};
             opts.fresh_connection = q->fresh;
+            opts.cancel = &b->cancel;
+            opts.sent = &q->went_out;
             store_status st = store_get_async(s, q->key, q->etag, q->offset, q->length, &iov, 1, &opts,
                                               on_get_done, q);
             pthread_mutex_lock(&b->lock);
@@ -168,8 +176,12 @@ int64_t get_batch_run(get_batch *b, object_store *s, uint32_t conc, int64_t subm
         }
         if (b->in_flight == 0 && (next == b->n || t >= submit_by || stop))
             break;
-        if (t >= done_by || stop)
-            break; /* the rest finish on their own and drop their references */
+        if (t >= done_by || stop) {
+            /* Nobody will look at the rest: the store drops or cuts them
+             * off, and each drops its reference. */
+            sv_cancel_fire(&b->cancel, stop ? ECANCELED : ETIMEDOUT);
+            break;
+        }
         int64_t wake = t + POLL_NS < done_by ? t + POLL_NS : done_by;
         struct timespec ts = {wake / 1000000000, wake % 1000000000};
         pthread_cond_timedwait(&b->cond, &b->lock, &ts);

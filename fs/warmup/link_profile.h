@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "connection_profile.h"
+#include "sv_cancel.h"
 
 typedef struct link_profile link_profile;
 
@@ -39,5 +40,19 @@ link_warmup_state link_profile_state(link_profile *lp);
 void link_profile_set_state(link_profile *lp, link_warmup_state st);
 /* Profile and state read together (one lock), as .sieve/profile shows them. */
 link_warmup_state link_profile_snapshot(link_profile *lp, conn_profile *out);
+
+/* How the mount reruns its warmup (starts it in the background; the warmup
+ * sets the state as it runs and ends). Set once, before the mount serves. */
+typedef void (*link_retry_fn)(void *ud);
+void link_profile_set_retry(link_profile *lp, link_retry_fn fn, void *ud);
+/* For a query about to plan without a profile. When the warmup ended
+ * without one and has not been retried, retry it, once per mount; a query
+ * that finds that retry running waits for it too. Waits until it ends or
+ * tok gives up (then the query goes on without a profile). True and *out
+ * when a profile exists at the end. A warmup still running its first time
+ * is not waited for: the mount answers at once, and so do its queries. */
+bool link_profile_retry_once(link_profile *lp, const sv_cancel *tok, conn_profile *out);
+/* Warmup runs started so far: 0 (none), 1, 2 once retried. */
+unsigned link_profile_runs(link_profile *lp);
 
 #endif

@@ -149,7 +149,7 @@ def test_warmup_none_sends_no_sampling_request(bucket, mount):
     m = mount(bucket=b, prefix="t")  # the fixture's default: --warmup none
     time.sleep(1.0)
     doc = read_profile(m)
-    assert doc == {"state": "none", "valid": False, "age_s": None, "profile": None}, doc
+    assert doc == {"state": "none", "valid": False, "runs": 0, "age_s": None, "profile": None}, doc
     st = m.stats()
     assert st["warmup_requests"] == 0 and st["s3_get_requests"] == 0, st
     assert "profile" in os.listdir(m.mp / ".sieve")
@@ -258,3 +258,50 @@ def test_the_profile_sets_the_client_limits(bucket, mount):
     p2 = wait_warmup(m2)["profile"]
     assert p2["capacity"] and all(c["in_flight"] <= 16 for c in p2["capacity"]), p2
     assert "warmup: 16 requests in flight" in m2.stderr(), m2.stderr()
+
+
+from test_views import F0, F1, SEL_FEW, accept, table, tbucket  # noqa: E402,F401  (the views' table)
+
+
+def test_a_failed_warmup_is_retried_once_by_the_first_query(mount, tbucket, proxy):
+    """The warmup fails at mount (every GET refused); once the server is
+    back, the first view query that wants a profile retries the warmup,
+    waits for it and plans with its profile; later queries do not retry."""
+    proxy.add("get", "status", status=500)
+    m = mount(bucket=tbucket, endpoint=proxy.endpoint, warmup="network=2s")
+    doc = wait_warmup(m)
+    assert doc["state"] == "failed" and doc["runs"] == 1, doc
+    first_requests = m.stats()["warmup_requests"]
+    proxy.clear()
+    vdir = accept(m, "few", {"where": SEL_FEW})
+    size = (m.mp / F0).stat().st_size
+    assert len((vdir / F0).read_bytes()) == size
+    doc = read_profile(m)
+    assert doc["state"] == "done" and doc["valid"] is True, doc
+    assert m.stats()["warmup_requests"] > first_requests, m.stats()
+    assert doc["runs"] == 2, doc
+    assert len((vdir / F1).read_bytes()) == (m.mp / F1).stat().st_size
+    assert read_profile(m)["runs"] == 2, "a second retry"
+
+
+def test_a_warmup_that_fails_again_is_not_retried_twice(mount, bucket):
+    """No file large enough to sample: the retry fails as the warmup did,
+    the query goes on without a profile, and no third run follows."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import io
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"a": list(range(1000)), "b": [i * 2 for i in range(1000)]}), buf,
+                   write_page_index=True)
+    b = bucket({"t/small.parquet": buf.getvalue()})
+    m = mount(bucket=b, warmup="network=1s")
+    doc = wait_warmup(m)
+    assert doc["state"] == "failed" and doc["runs"] == 1, doc
+    import viewdata as vd
+    r = vd.write_hint(m.mp, "q", {"where": "a < 3"})
+    assert r.ok, r
+    view_file = vd.view_path(m.mp, "q") / "t" / "small.parquet"
+    for _ in range(2):
+        assert len(view_file.read_bytes()) == len(buf.getvalue())
+    doc = read_profile(m)
+    assert doc["state"] == "failed" and doc["runs"] == 2, doc

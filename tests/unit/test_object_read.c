@@ -180,6 +180,79 @@ Test(object_read, ranges_outside_the_cache)
     object_ref_free(&o);
 }
 
+/* A caller that stops waiting takes its requests with it: those the store
+ * has not served yet are dropped, not fetched for nobody. */
+Test(object_read, abandoned_ranges_are_dropped_by_the_store)
+{
+    object_ref o = ref_of("obj", 107);
+    enum { N = 6 };
+    object_range r[N];
+    for (size_t i = 0; i < N; i++)
+        r[i] = (object_range){i * 100000, 4096, malloc(4096)};
+    mem_store_hold(m, true); /* a server that does not answer yet */
+    mem_store_counts before = mem_store_counts_now(m);
+    sv_cancel tok;
+    sv_cancel_init(&tok, NULL, 100); /* the caller's deadline */
+    size_t started = 0;
+    cr_assert_eq(object_fetch_ranges(io, &o, r, N, &started, &tok), -ETIMEDOUT);
+    cr_assert_eq(started, N);
+    for (size_t i = 0; i < N; i++)
+        cr_assert_null(r[i].buf, "the buffers are the group's now");
+    mem_store_hold(m, false);
+    mem_store_drain(m);
+    mem_store_counts after = mem_store_counts_now(m);
+    cr_assert_eq(after.cancelled - before.cancelled, N, "every abandoned GET was dropped");
+    cr_assert_eq(after.get_bytes, before.get_bytes, "none was served");
+    object_ref_free(&o);
+}
+
+/* A demand read that gives up cuts off its GET when nobody else waits for
+ * those blocks; the blocks leave the cache, and the next read fetches them
+ * anew and gets the right bytes. */
+Test(object_read, an_abandoned_read_cancels_its_fetch)
+{
+    object_ref o = ref_of("obj", 108);
+    uint8_t buf[3 * BS];
+    mem_store_hold(m, true);
+    mem_store_counts before = mem_store_counts_now(m);
+    sv_cancel tok;
+    sv_cancel_init(&tok, NULL, 100);
+    cr_assert_eq(object_read(io, &o, BS / 2, sizeof buf, buf, &tok), -ETIMEDOUT);
+    mem_store_hold(m, false);
+    mem_store_drain(m);
+    mem_store_counts mid = mem_store_counts_now(m);
+    cr_assert_gt(mid.cancelled, before.cancelled, "the abandoned GET was dropped");
+    cr_assert_eq(mid.get_bytes, before.get_bytes, "and not served");
+    cr_assert_eq(object_read(io, &o, BS / 2, sizeof buf, buf, NULL), (ssize_t)sizeof buf);
+    cr_assert_eq(memcmp(buf, data + BS / 2, sizeof buf), 0);
+    cr_assert_gt(mem_store_counts_now(m).get_bytes, mid.get_bytes, "fetched anew");
+    object_ref_free(&o);
+}
+
+/* Two readers of the same blocks: the one who gives up leaves the GET to
+ * the one still waiting. */
+Test(object_read, a_fetch_another_reader_waits_for_is_kept)
+{
+    object_ref o = ref_of("obj", 109);
+    uint8_t buf[BS];
+    mem_store_hold(m, true);
+    object_pins keep;
+    cr_assert_eq(object_pin(io, &o, 0, sizeof buf, 8, &keep), 0); /* the other reader's pins */
+    sv_cancel tok;
+    sv_cancel_init(&tok, NULL, 100);
+    cr_assert_eq(object_read(io, &o, 0, sizeof buf, buf, &tok), -ETIMEDOUT);
+    mem_store_counts before = mem_store_counts_now(m);
+    mem_store_hold(m, false);
+    struct iovec iov[8];
+    size_t niov = 0;
+    cr_assert_eq(object_pins_wait(io, &keep, iov, &niov, NULL, NULL), (ssize_t)sizeof buf);
+    cr_assert_eq(memcmp(iov[0].iov_base, data, sizeof buf), 0);
+    object_pins_release(io, &keep);
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).cancelled, before.cancelled, "nothing was dropped");
+    object_ref_free(&o);
+}
+
 Test(object_read, prefetch_runs_join_neighbours)
 {
     object_ref o = ref_of("obj", 106);

@@ -71,7 +71,7 @@ static uint64_t ino_of(const char *path)
     char buf[256];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save))
-        cr_assert_eq(plain_lookup(p, a.ino, c, &a), 0, "lookup of %s", c);
+        cr_assert_eq(plain_lookup(p, a.ino, c, &a, NULL), 0, "lookup of %s", c);
     return a.ino;
 }
 
@@ -106,11 +106,11 @@ Test(plain, attributes_listings_and_xattrs)
     cr_assert_eq(plain_getattr(p, ino_of("t"), &a), 0);
     cr_assert_eq(a.mode, S_IFDIR | 0555);
     tree_dir_snapshot snap;
-    cr_assert_eq(plain_readdir(p, ino_of("t"), &snap), 0);
+    cr_assert_eq(plain_readdir(p, ino_of("t"), &snap, NULL), 0);
     cr_assert_eq(snap.n, 3);
     tree_dir_snapshot_free(&snap);
-    cr_assert_eq(plain_readdir(p, ino_of("t/a.parquet"), &snap), -ENOTDIR);
-    cr_assert_eq(plain_lookup(p, TREE_ROOT_INO, "nope", &a), -ENOENT);
+    cr_assert_eq(plain_readdir(p, ino_of("t/a.parquet"), &snap, NULL), -ENOTDIR);
+    cr_assert_eq(plain_lookup(p, TREE_ROOT_INO, "nope", &a, NULL), -ENOENT);
     char buf[256];
     ssize_t n = plain_getxattr(p, ino_of("t/a.parquet"), SV_XATTR_KEY, buf, sizeof buf);
     cr_assert_eq(n, (ssize_t)strlen("w/t/a.parquet"));

@@ -44,7 +44,7 @@ static tree_attr walk(const char *path)
     char buf[256];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save))
-        cr_assert_eq(tree_lookup(t, a.ino, c, &a), STORE_OK, "lookup of %s in %s", c, path);
+        cr_assert_eq(tree_lookup(t, a.ino, c, &a, NULL), STORE_OK, "lookup of %s in %s", c, path);
     return a;
 }
 
@@ -61,7 +61,7 @@ Test(tree, directories_files_and_pages)
     sv_error err;
     cr_assert_eq(tree_refresh_dir(t, TREE_ROOT_INO, NULL, &err), STORE_OK, "%s", err.msg);
     tree_dir_snapshot snap;
-    cr_assert_eq(tree_readdir(t, TREE_ROOT_INO, &snap), STORE_OK);
+    cr_assert_eq(tree_readdir(t, TREE_ROOT_INO, &snap, NULL), STORE_OK);
     cr_assert_eq(snap.n, 3);
     cr_assert_str_eq(snap.entries[0].name, "t1");
     cr_assert_str_eq(snap.entries[1].name, "t2");
@@ -81,8 +81,8 @@ Test(tree, directories_files_and_pages)
     cr_assert(d.is_dir);
     cr_assert_eq(tree_parent(t, d.ino), walk("t2").ino);
     tree_attr none;
-    cr_assert_eq(tree_lookup(t, TREE_ROOT_INO, "elsewhere", &none), STORE_ERR_NOT_FOUND);
-    cr_assert_eq(tree_lookup(t, TREE_ROOT_INO, "missing", &none), STORE_ERR_NOT_FOUND);
+    cr_assert_eq(tree_lookup(t, TREE_ROOT_INO, "elsewhere", &none, NULL), STORE_ERR_NOT_FOUND);
+    cr_assert_eq(tree_lookup(t, TREE_ROOT_INO, "missing", &none, NULL), STORE_ERR_NOT_FOUND);
 }
 
 Test(tree, a_replaced_object_is_a_new_inode)
@@ -113,7 +113,7 @@ Test(tree, listings_are_reused_within_their_ttl)
     put("d/b", "2");
     walk("d/a");
     tree_attr none;
-    cr_assert_eq(tree_lookup(t, walk("d").ino, "b", &none), STORE_ERR_NOT_FOUND, "cached listing, TTL not over");
+    cr_assert_eq(tree_lookup(t, walk("d").ino, "b", &none, NULL), STORE_ERR_NOT_FOUND, "cached listing, TTL not over");
     cr_assert_eq(mem_store_counts_now(m).lists, lists, "no listing within the TTL");
     sv_error err;
     cr_assert_eq(tree_refresh_dir(t, walk("d").ino, NULL, &err), STORE_OK);
@@ -136,7 +136,7 @@ Test(tree, names_that_cannot_be_files_are_skipped)
     put("d/same/inner", "dir wins");
     t = tree_create(mem_store_base(m), "", 60000, 1000);
     tree_dir_snapshot snap;
-    cr_assert_eq(tree_readdir(t, walk("d").ino, &snap), STORE_OK);
+    cr_assert_eq(tree_readdir(t, walk("d").ino, &snap, NULL), STORE_OK);
     cr_assert_eq(snap.n, 2, "only ok and same: %zu", snap.n);
     cr_assert_str_eq(snap.entries[0].name, "ok");
     cr_assert_str_eq(snap.entries[1].name, "same");
@@ -161,5 +161,5 @@ Test(tree, a_failed_refresh_keeps_the_previous_listing)
     cr_assert_eq(err.code, STORE_ERR_TIMEOUT);
     cr_assert(strstr(err.msg, "injected"), "the message names the cause: %s", err.msg);
     tree_attr none;
-    cr_assert_neq(tree_lookup(t, TREE_ROOT_INO, "d", &none), STORE_OK);
+    cr_assert_neq(tree_lookup(t, TREE_ROOT_INO, "d", &none, NULL), STORE_OK);
 }

@@ -83,7 +83,7 @@ static int64_t lookup(const char *path)
     char buf[512];
     snprintf(buf, sizeof buf, "%s", path);
     for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-        int r = sv_fs_lookup(fs, a.ino, c, &a);
+        int r = sv_fs_lookup(fs, a.ino, c, &a, NULL);
         if (r < 0)
             return r;
     }
@@ -336,7 +336,7 @@ Test(view_core, views_mirror_the_tree_and_are_read_only)
     cr_assert_eq(sv_fs_getattr(fs, (uint64_t)dir, &a), 0);
     cr_assert_eq(a.mode & S_IFMT, S_IFDIR);
     sv_dir *d;
-    cr_assert_eq(sv_fs_opendir(fs, (uint64_t)dir, &d), 0);
+    cr_assert_eq(sv_fs_opendir(fs, (uint64_t)dir, &d, NULL), 0);
     const sv_dirents *e = sv_dir_entries(d);
     cr_assert_eq(e->n, 4, ". .. a.parquet notes.txt");
     cr_assert_str_eq(e->entries[2].name, "a.parquet");
@@ -365,7 +365,7 @@ Test(view_core, handles_left_open_are_freed_with_the_mount)
     cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(REL), O_RDONLY, &g, &of, NULL), 0);
     cr_assert_eq(sv_fs_create_file(fs, (uint64_t)lookup(".sieve/hints"), "w.json", O_WRONLY, &h, &a), 0);
     cr_assert_eq(sv_fs_write(fs, h, 0, "{}", 2), 2);
-    cr_assert_eq(sv_fs_opendir(fs, (uint64_t)lookup(".sieve"), &d), 0);
+    cr_assert_eq(sv_fs_opendir(fs, (uint64_t)lookup(".sieve"), &d, NULL), 0);
     /* teardown destroys the filesystem with all four open (valgrind and ASan check the rest) */
 }
 
@@ -394,9 +394,9 @@ Test(view_module, one_footer_parse_for_acceptance_plain_reads_and_the_view)
     hint_writer_close(r, w, false);
     cr_assert_eq(footer_cache_loads(p->footers), 1, "acceptance read the footer of the file in rows");
     sv_attr dir, t, f;
-    cr_assert_eq(views_lookup(r, SV_INO_VIEWS, "q", &dir), 0);
-    cr_assert_eq(views_lookup(r, dir.ino, "t", &t), 0);
-    cr_assert_eq(views_lookup(r, t.ino, "a.parquet", &f), 0);
+    cr_assert_eq(views_lookup(r, SV_INO_VIEWS, "q", &dir, NULL), 0);
+    cr_assert_eq(views_lookup(r, dir.ino, "t", &t, NULL), 0);
+    cr_assert_eq(views_lookup(r, t.ino, "a.parquet", &f, NULL), 0);
     plain_file pf;
     cr_assert_eq(plain_file_open(p, f.ino & ((1ull << 40) - 1), true, &pf, NULL), 0, "the same object, plain");
     view_opened vo;

@@ -6,6 +6,7 @@
  * tests/e2e/test_profile.py measures a real link. */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -190,6 +191,85 @@ Test(warmup, in_the_background)
     cr_expect_eq(d.ok, st == LINK_WARMUP_DONE);
     link_profile_destroy(lp);
     mem_store_drain(m);
+}
+
+/* The mount's retry (link_profile_set_retry): a warmup started again in
+ * the background; calls counted, runs kept for stopping. */
+typedef struct {
+    link_profile *lp;
+    warmup_config c;
+    warmup *runs[4];
+    int calls;
+} retrier;
+
+static void retry_run(void *ud)
+{
+    retrier *r = ud;
+    cr_assert_lt(r->calls, 4);
+    r->runs[r->calls++] = warmup_start(mem_store_base(m), &r->c, r->lp, NULL, NULL);
+}
+
+static void *query_wants_profile(void *ud)
+{
+    retrier *r = ud;
+    sv_cancel tok;
+    sv_cancel_init(&tok, NULL, 30000);
+    conn_profile p;
+    return (void *)(uintptr_t)link_profile_retry_once(r->lp, &tok, &p);
+}
+
+static void await_end(link_profile *lp)
+{
+    struct timespec nap = {0, 10000000};
+    for (int i = 0; i < 1000 && link_profile_state(lp) == LINK_WARMUP_RUNNING; i++)
+        nanosleep(&nap, NULL);
+}
+
+/* A warmup that failed (no file yet) is retried by the first query that
+ * wants a profile; a query arriving meanwhile shares that retry; nothing
+ * retries it a second time. */
+Test(warmup, a_failed_warmup_is_retried_once)
+{
+    retrier r = {.lp = link_profile_create(), .c = quick()};
+    r.runs[0] = warmup_start(mem_store_base(m), &r.c, r.lp, NULL, NULL);
+    await_end(r.lp);
+    cr_assert_eq(link_profile_state(r.lp), LINK_WARMUP_FAILED);
+    link_profile_set_retry(r.lp, retry_run, &r);
+    r.calls = 1;
+    table(); /* the files are there now */
+    pthread_t q[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&q[i], NULL, query_wants_profile, &r);
+    void *got[2];
+    for (int i = 0; i < 2; i++)
+        pthread_join(q[i], &got[i]);
+    cr_expect_eq(r.calls, 2, "one retry for both queries");
+    cr_expect(got[0] && got[1], "both plan with the retry's profile");
+    cr_expect_eq(link_profile_state(r.lp), LINK_WARMUP_DONE);
+    cr_expect_eq(link_profile_runs(r.lp), 2);
+    cr_expect(query_wants_profile(&r));
+    cr_expect_eq(r.calls, 2, "a profile exists: no further run");
+    for (int i = 0; i < r.calls; i++)
+        warmup_stop(r.runs[i]);
+    link_profile_destroy(r.lp);
+    mem_store_drain(m);
+}
+
+Test(warmup, a_retry_that_fails_is_not_repeated)
+{
+    retrier r = {.lp = link_profile_create(), .c = quick()};
+    link_profile_set_state(r.lp, LINK_WARMUP_RUNNING);
+    link_profile_set_state(r.lp, LINK_WARMUP_FAILED);
+    link_profile_set_retry(r.lp, retry_run, &r);
+    cr_expect_not(query_wants_profile(&r), "no file: the retry fails too");
+    cr_expect_eq(r.calls, 1);
+    cr_expect_eq(link_profile_state(r.lp), LINK_WARMUP_FAILED);
+    cr_expect_not(query_wants_profile(&r));
+    cr_expect_eq(r.calls, 1, "retried once, not twice");
+    cr_expect_eq(link_profile_runs(r.lp), 2);
+    for (int i = 0; i < r.calls; i++)
+        warmup_stop(r.runs[i]);
+    link_profile_destroy(r.lp);
 }
 
 Test(warmup, stopped_at_once)
