@@ -500,9 +500,11 @@ static s3_listing_err parse_listing_root(listing_ctx *lc, const xmlNode *root, s
         rc = take_scalar(lc, f.encoding_type, "<EncodingType>", scalar, sizeof scalar);
         if (rc != S3_LISTING_OK)
             return rc;
-        if (strcmp(scalar, "url") != 0)
+        /* Empty: the keys are as they are. Versity's gateway (1.8) always
+         * sends the element, empty, and never encodes. */
+        if (scalar[0] && strcmp(scalar, "url") != 0)
             return sv_fail(lc->e, S3_LISTING_ERR_INVALID, 0, "ListBucketResult: unknown <EncodingType>");
-        lc->url_encoded = true;
+        lc->url_encoded = scalar[0] != 0;
     }
     if (f.is_truncated) {
         rc = take_scalar(lc, f.is_truncated, "<IsTruncated>", scalar, sizeof scalar);

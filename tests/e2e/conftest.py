@@ -180,7 +180,8 @@ def _sanitizer_env(env: dict, san_dir: Path) -> dict:
     env = dict(env)
     base = {"ASAN_OPTIONS": f"detect_leaks=1:log_path={san_dir}/asan",
             "UBSAN_OPTIONS": f"print_stacktrace=1:log_path={san_dir}/ubsan",
-            "LSAN_OPTIONS": f"log_path={san_dir}/lsan"}
+            "LSAN_OPTIONS": f"log_path={san_dir}/lsan",
+            "TSAN_OPTIONS": f"log_path={san_dir}/tsan:second_deadlock_stack=1"}
     for k, v in base.items():
         user = os.environ.get(k)
         env[k] = f"{v}:{user}" if user else v

@@ -209,6 +209,25 @@ Test(s3_listing, keys_with_special_characters)
     store_listing_free(&l);
 }
 
+/* An empty <EncodingType/> says nothing is encoded (versitygw sends one on
+ * every page, whatever was asked): keys are taken as they are. */
+Test(s3_listing, empty_encoding_type_means_not_encoded)
+{
+    static const char *const forms[] = {"<EncodingType></EncodingType>", "<EncodingType/>",
+                                        "<EncodingType> </EncodingType>"};
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        char body[512];
+        snprintf(body, sizeof body,
+                 "%s<IsTruncated>false</IsTruncated><Contents><Key>a+b%%20c</Key><Size>1</Size>"
+                 "<LastModified>2024-05-06T07:08:09Z</LastModified></Contents>", forms[i]);
+        store_listing l;
+        parse_page_ok(body, &l);
+        cr_assert_eq(l.n_objects, 1);
+        cr_expect_str_eq(l.objects[0].key, "a+b%20c", "form %zu", i);
+        store_listing_free(&l);
+    }
+}
+
 Test(s3_listing, url_encoding_type_decodes_keys_and_prefixes)
 {
     static const char body[] =
