@@ -30,7 +30,7 @@ import s3env  # noqa: E402
 SERVERS = ("moto", "versitygw")
 # The version the benchmark was run with (go version -m $(which versitygw)).
 VERSITYGW_VERSION = "v1.8.0"
-INSTALL_HINT = (f"versitygw is not installed: install it with Go (1.24 or later):\n"
+INSTALL_HINT = (f"versitygw is not installed: install it with Go (1.25 or later, its go.mod):\n"
                 f"  go install github.com/versity/versitygw/cmd/versitygw@{VERSITYGW_VERSION}\n"
                 f"(it lands in $(go env GOPATH)/bin, usually ~/go/bin; or set VERSITYGW_BIN)")
 
