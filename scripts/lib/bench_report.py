@@ -75,6 +75,10 @@ def profile_summary(doc) -> dict:
     capacity curve), suggested_in_flight, state. {} without a document."""
     if not isinstance(doc, dict) or "unreadable" in doc:
         return {}
+    if isinstance(doc.get("profile"), dict):
+        # MOUNTPOINT/.sieve/profile as sievefs writes it: {"state", "valid", "age_s",
+        # "profile": {latency_ms, ..., capacity: [...]}}; the fields are in "profile"
+        doc = {**doc["profile"], "state": _pick(doc, "state", "status")}
     out = {"state": _pick(doc, "state", "status")}
     lat = _pick(doc, "latency_ms", "latency", "latency_s")
     scale = 1000.0 if "latency_ms" not in doc and "latency_s" in doc else 1.0
@@ -278,7 +282,8 @@ def _reasons(d: dict | None) -> str:
 
 
 def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: list, calibrations: dict,
-          elapsed: float, probe: dict | None = None, commit: str | None = None) -> None:
+          elapsed: float, probe: dict | None = None, commit: str | None = None,
+          server: str | None = None) -> None:
     summary = summarize(runs, models)
     pngs = _plots(img, summary)
     rel_img = Path("img")
@@ -287,6 +292,7 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
              f"- machine: {platform.node()}, {platform.machine()}, {__import__('os').cpu_count()} CPUs, "
              f"Linux {platform.release()}",
              f"- sievefs measured: commit `{commit or sievefs_commit()}` (the checkout whose build/sievefs ran)",
+             f"- S3 server: {server or 'moto (signature checks off)'}",
              f"- versions: {_versions()}",
              f"- plan: {plan}; {len(runs)} timed runs in {elapsed / 60:.1f} min",
              ]
@@ -348,8 +354,16 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
         lines.append(f"| {h[0]} | {h[1]} | {h[2]} | {h[3]} | {f[0]} | {f[1]} | {f[2]} |")
     lines += ["", "## Plots", ""] + [f"![{p}]({rel_img / p})" for p in pngs]
     lines += ["", "## Method", "",
-              "- S3: moto on 127.0.0.1 (`tests/e2e/moto_launch.py`), signature checks off because s3fs 1.90 "
-              "signs listing queries in a way moto rejects. Every contender reaches it through the same "
+              ("- S3: versitygw (Versity S3 Gateway, Go; `scripts/bench --server versitygw`, "
+               "`scripts/lib/s3servers.py`) on 127.0.0.1 with its posix backend on a temporary directory, "
+               "keep-alive on, SigV4 checked on every request (the contenders sign with its root user's key); "
+               "chosen over moto because moto carries only a few hundred small ranged GETs per second on "
+               "this machine, which bounds any view that reads pages partially. Every contender reaches it "
+               "through the same "
+               if (plan.get("server") == "versitygw") else
+               "- S3: moto on 127.0.0.1 (`tests/e2e/moto_launch.py`), signature checks off because s3fs 1.90 "
+               "signs listing queries in a way moto rejects (`--server versitygw` runs the Versity S3 Gateway "
+               "instead). Every contender reaches it through the same ")+
               "link emulator (`scripts/lib/wanproxy.py`: per-chunk one-way delay RTT/2 ± jitter, one shared "
               "pacer per direction, one RTT per new connection), which also counts the bytes and requests.",
               "- Data: TPC-H lineitem from `tpchgen-cli`, widened deterministically to 90 (or 416) columns "

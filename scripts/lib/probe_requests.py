@@ -2,8 +2,9 @@
 client carries, next to a reference client, on the same moto and emulated
 link (not a test; prints markdown).
 
-For each profile (wanproxy.py link: wan, region, lan) one moto (SigV4 on,
-one object of --object-mib MiB) and one wanproxy subprocess in front of it;
+For each profile (wanproxy.py link: wan, region, lan) one server (--server:
+moto, versitygw with SigV4 checked, or the range-only server; one object of
+--object-mib MiB) and one wanproxy subprocess in front of it;
 for each (N, K) the two clients of tests/tools/store_probe run alternately,
 --reps times each, N GETs of --range bytes at random offsets (the same
 offsets for both, seeded per repetition) with K in flight:
@@ -21,7 +22,7 @@ a shared machine).
 
     scripts/probe-requests [--profile wan,lan] [--n 1000,10000] [--k 64,256,512]
                            [--reps 3] [--range 4096] [--json OUT]
-                           [--server moto|range] [--submit thread|callback]
+                           [--server moto|versitygw|range] [--submit thread|callback]
 Defaults are the quick set: --profile wan --n 1000 --k 256 --reps 3, on moto.
 """
 from __future__ import annotations
@@ -40,6 +41,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import s3env  # noqa: E402
+sys.path.insert(0, str(REPO / "scripts" / "lib"))
+import s3servers  # noqa: E402
 
 MiB = 1 << 20
 BUCKET = "probe"
@@ -99,11 +102,16 @@ def main(argv=None) -> int:
     ap.add_argument("--reps", type=int, default=3, help="runs of each client per cell (alternating)")
     ap.add_argument("--range", type=int, default=4096, help="bytes per GET")
     ap.add_argument("--object-mib", type=int, default=4)
-    ap.add_argument("--tool", default=os.environ.get("STORE_PROBE_BIN",
-                                                     str(REPO / "build-dev" / "store_probe")))
-    ap.add_argument("--server", choices=("moto", "range"), default="moto",
+    ap.add_argument("--tool", default=os.environ.get("STORE_PROBE_BIN") or next(
+        (str(p) for p in (REPO / "build-dev" / "store_probe", REPO / "build" / "store_probe")
+         if s3env.is_executable(str(p))), str(REPO / "build-dev" / "store_probe")),
+                    help="store_probe binary (default: STORE_PROBE_BIN, else build-dev/, else build/)")
+    ap.add_argument("--server", choices=("moto", "versitygw", "range"), default="moto",
                     help="moto (S3 semantics; a few hundred GETs/s here, which then bounds both "
-                         "clients) or range (scripts/lib/range_server.py: ranged GETs only, fast)")
+                         "clients), versitygw (Go S3 gateway, posix backend, SigV4 checked; "
+                         "not installed by scripts/setup: go install "
+                         f"github.com/versity/versitygw/cmd/versitygw@{s3servers.VERSITYGW_VERSION}) "
+                         "or range (scripts/lib/range_server.py: ranged GETs only, fast)")
     ap.add_argument("--auth", action="store_true",
                     help="moto verifies SigV4 and IAM policy (slower server; default off: "
                          "requests are still signed, moto does not check them)")
@@ -119,13 +127,18 @@ def main(argv=None) -> int:
     ns = [int(x) for x in a.n.split(",")]
     ks = [int(x) for x in a.k.split(",")]
 
+    if a.server == "versitygw" and s3servers.check_available("versitygw"):
+        print(s3servers.check_available("versitygw"), file=sys.stderr)
+        return 2
     work = Path(tempfile.mkdtemp(prefix="probe-requests-"))
     runs = []
     rows = []
     size = a.object_mib * MiB
     with contextlib.ExitStack() as stack:
-        if a.server == "moto":
-            moto = stack.enter_context(s3env.MotoServer(auth=a.auth, log_path=work / "moto.log"))
+        server_text = a.server
+        if a.server in ("moto", "versitygw"):
+            moto = stack.enter_context(s3servers.make(a.server, work, auth=a.auth))
+            server_text = moto.describe()
             s3 = moto.client()
             s3.create_bucket(Bucket=BUCKET)
             s3.put_object(Bucket=BUCKET, Key=KEY, Body=s3env.det_bytes("probe", size))
@@ -168,7 +181,7 @@ def main(argv=None) -> int:
                     proxy.terminate()
                     proxy.wait(10)
     print(f"Scheduler probe: {a.range}-byte ranged GETs of a {a.object_mib} MiB object on "
-          f"{a.server}, sievefs submitting from the {a.submit}, "
+          f"{server_text}, sievefs submitting from the {a.submit}, "
           f"{a.reps} alternating runs per client, medians; ratio = sievefs time / reference time "
           f"(target <= 1.15). {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n")
     print("| profile | N | K | reference req/s | sievefs req/s | ratio | reference CPU µs/req "
