@@ -392,10 +392,6 @@ def main(argv=None) -> int:
     reads = {}
     with s3servers.make(a.server, work, auth=False) as srv:
         server = srv.describe()
-        # versitygw 1.8 sends an empty <EncodingType> sievefs rejects: the proxy blanks it (wanproxy.py)
-        fix_listing = a.server == "versitygw"
-        if fix_listing:
-            server += "; its empty <EncodingType></EncodingType> in listings blanked by the proxy"
         print(f"bench: S3 server {server} on {srv.endpoint}", flush=True)
         s3 = srv.client()
         bucket = "sieve-bench"
@@ -414,7 +410,7 @@ def main(argv=None) -> int:
         # equal the reader's answer on the local files before anything is timed.
         reference = {}
         cases = list(plan_cases(tables, plan, readers))
-        with wanproxy.WanProxy("127.0.0.1", srv.port, "lan", blank_empty_encoding_type=fix_listing) as proxy:
+        with wanproxy.WanProxy("127.0.0.1", srv.port, "lan") as proxy:
             s3conf["endpoint"] = proxy.endpoint
             for name, t, q, pq_, table_readers in cases:
                 for reader in table_readers:
@@ -439,8 +435,7 @@ def main(argv=None) -> int:
             link = wanproxy.PROFILES[profile]
             calibrations[profile] = wanproxy.format_calibration(wanproxy.calibrate(profile))
             print(f"bench: link {profile}: {calibrations[profile]}", flush=True)
-            with wanproxy.WanProxy("127.0.0.1", srv.port, profile,
-                                   blank_empty_encoding_type=fix_listing) as proxy:
+            with wanproxy.WanProxy("127.0.0.1", srv.port, profile) as proxy:
                 s3conf["endpoint"] = proxy.endpoint
                 link_runs = []
                 for name, t, q, pq_, table_readers in cases:

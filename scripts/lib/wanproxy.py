@@ -74,17 +74,6 @@ signatures stay valid). A client that pipelines has its next request held
 until the previous response is complete. Anything unparseable closes that
 connection and counts in http_errors.
 
-`blank_empty_encoding_type=True` (--blank-empty-encoding-type; scripts/bench
-sets it for --server versitygw): versitygw 1.8 answers every ListObjectsV2
-with an empty `<EncodingType></EncodingType>` and leaves its keys unencoded
-even when `encoding-type=url` was asked for, which sievefs's listing parser
-rejects. In XML response bodies the proxy overwrites that element with as
-many spaces (same length: Content-Length and chunk sizes stay right), i.e.
-the listing then says what it is, keys not encoded. Only within one chunk
-read from the upstream (a listing split across reads right there keeps it;
-the mount then fails loudly, it never reads wrong keys); counted in
-encoding_type_blanked.
-
 Counters (WanProxy.stats()): bytes_up / bytes_down (bytes entering the link
 from clients / from the server end, counted when read: HTTP mode counts the
 response heads as rewritten), connections (client connections accepted),
@@ -598,20 +587,14 @@ class _Body:
         return pos
 
 
-EMPTY_ENCODING_TYPE = b"<EncodingType></EncodingType>"
-
-
 class _Response:
     """Parses one response from the upstream (1xx interim heads included);
     rewrites the final head so the client keeps its connection when the
     upstream closes after every response (werkzeug, hence moto, does)."""
 
-    def __init__(self, method: bytes, client_keepalive: bool, blank_encoding_type: bool = False):
+    def __init__(self, method: bytes, client_keepalive: bool):
         self.method = method
         self.client_keepalive = client_keepalive
-        self.blank_encoding_type = blank_encoding_type
-        self.xml = False
-        self.blanked = 0
         self.head = bytearray()
         self.body = None
         self.keepalive = False         # the client connection survives this response
@@ -658,15 +641,8 @@ class _Response:
                 head = b"\r\n".join(lines)
             out.append(head + b"\r\n\r\n")
             self.body = body
-            self.xml = self.blank_encoding_type and any(
-                ln.split(b":", 1)[0].strip().lower() == b"content-type" and b"xml" in ln.lower()
-                for ln in head.split(b"\r\n")[1:])
         end = self.body.feed(data, pos)
-        chunk = data[pos:end]
-        if self.xml and EMPTY_ENCODING_TYPE in chunk:
-            self.blanked += chunk.count(EMPTY_ENCODING_TYPE)
-            chunk = chunk.replace(EMPTY_ENCODING_TYPE, b" " * len(EMPTY_ENCODING_TYPE))
-        out.append(chunk)
+        out.append(data[pos:end])
         return b"".join(out), data[end:]
 
 
@@ -782,7 +758,7 @@ class _HttpServerEnd:
                     self.proxy._st["requests"] += 1
                     conn = _tokens(headers, b"connection")
                     keep = start[-1].strip() == b"HTTP/1.1" and b"close" not in conn
-                    self.resp = _Response(start[0], keep, self.proxy.blank_empty_encoding_type)
+                    self.resp = _Response(start[0], keep)
                     self.req_body = _body_of(headers) or _Body("none")
                     self._send(head)
                     self.state = "wait" if self.req_body.done else "body"
@@ -856,8 +832,6 @@ class _HttpServerEnd:
     def _response_done(self):
         r = self.resp
         self.resp = None
-        if r.blanked:
-            self.proxy._st["encoding_type_blanked"] = self.proxy._st.get("encoding_type_blanked", 0) + r.blanked
         if self.state == "body":
             # answered before the request body was all sent (an error, or no
             # 100 Continue): where the next request starts is unknowable
@@ -927,10 +901,8 @@ class WanProxy:
     """
 
     def __init__(self, upstream_host: str, upstream_port: int, profile: str | Link = "lan",
-                 listen_port: int = 0, seed=0, listen_host: str = "127.0.0.1", http: bool = True,
-                 blank_empty_encoding_type: bool = False):
+                 listen_port: int = 0, seed=0, listen_host: str = "127.0.0.1", http: bool = True):
         self.http = http
-        self.blank_empty_encoding_type = blank_empty_encoding_type
         self.upstream_host = upstream_host
         self.upstream_port = int(upstream_port)
         self.link = profile if isinstance(profile, Link) else make_link(profile)
@@ -1277,8 +1249,6 @@ def main(argv=None) -> int:
     ap.add_argument("--stats-file", help="JSON counters, written on SIGUSR1, SIGTERM, SIGINT")
     ap.add_argument("--tcp", action="store_true",
                     help="plain TCP forwarding (no HTTP keep-alive emulation)")
-    ap.add_argument("--blank-empty-encoding-type", action="store_true",
-                    help="overwrite versitygw's empty <EncodingType></EncodingType> in XML bodies with spaces")
     ap.add_argument("--calibrate", action="store_true",
                     help="measure the link (built-in upstream) and print the result")
     ap.add_argument("--json", action="store_true", help="with --calibrate: JSON output")
@@ -1294,7 +1264,7 @@ def main(argv=None) -> int:
     uh, up = _hostport(a.upstream)
     lh, lp = _hostport(a.listen)
     proxy = WanProxy(uh, up, link, listen_port=lp, seed=a.seed, listen_host=lh,
-                     http=not a.tcp, blank_empty_encoding_type=a.blank_empty_encoding_type).start()
+                     http=not a.tcp).start()
     stop = threading.Event()
 
     def on_signal(signum, _frame):
