@@ -159,6 +159,14 @@ static void pin(block_cache *bc, cache_block *b)
     b->drop_behind = false; /* wanted again: an ordinary cached block */
 }
 
+bool block_cache_is_ready(block_cache *bc, const cache_block *b)
+{
+    pthread_mutex_lock(&bc->lock);
+    bool ready = b->state == BLOCK_READY;
+    pthread_mutex_unlock(&bc->lock);
+    return ready;
+}
+
 void block_cache_pin(block_cache *bc, cache_block *b)
 {
     pthread_mutex_lock(&bc->lock);

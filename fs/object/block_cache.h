@@ -59,6 +59,8 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
                                  bool only_if_room, bool *created);
 /* Look up without creating; pinned if found. */
 cache_block *block_cache_lookup(block_cache *bc, uint64_t object_id, uint64_t index);
+/* Whether b is READY now (under the lock: a fetch may be completing it). */
+bool block_cache_is_ready(block_cache *bc, const cache_block *b);
 /* Add a pin to a block the caller already holds (e.g. to hand one to a fetch). */
 void block_cache_pin(block_cache *bc, cache_block *b);
 /* Mark a LOADING block READY (error == 0) or FAILED (errno) and wake waiters. */

@@ -254,7 +254,7 @@ int object_pin(object_io *io, const object_ref *o, uint64_t off, size_t size, si
             block_cache_pin(io->cache, b);
             run[nrun++] = b;
         } else {
-            pins->was_ready[i] = b->state == BLOCK_READY;
+            pins->was_ready[i] = block_cache_is_ready(io->cache, b);
         }
         if ((!created && nrun) || nrun == limit) {
             fetch_run(io, o, run, nrun, true);
