@@ -360,7 +360,10 @@ class _Half:
             if data is _EOF:
                 self.eof_done = True
                 if self.dst.can_write_eof():
-                    self.dst.write_eof()
+                    try:
+                        self.dst.write_eof()
+                    except OSError:
+                        pass       # the peer is already gone: nothing left to tell it
                 self.conn.half_done()
                 return
             self.pending -= len(data)
