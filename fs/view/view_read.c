@@ -107,10 +107,6 @@ static ssize_t serve_chunk(object_io *io, const object_ref *o, const vchunk *ch,
 static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, uint64_t off, size_t size)
 {
     const object_ref *o = &pf->obj;
-    size_t ci;
-    const vchunk *probe = view_chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
-    if (probe && probe->all_real)
-        (void)prefetch_chunk_of_read(io, o, plain_file_layout(pf), &pf->pattern, off, size);
     uint64_t end = off + size;
     prefetch_run run = {0, 0, false};
     for (uint64_t pos = off; pos < end;) {
@@ -130,6 +126,13 @@ static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, ui
         pos = stop;
     }
     prefetch_run_flush(io, o, &run);
+    /* After the read's own bytes, as on the plain path (object_pin, then
+     * prefetch_after_read): the read goes out as one request, and the rest
+     * of its chunk as another, not split at the chunk's end. */
+    size_t ci;
+    const vchunk *probe = view_chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
+    if (probe && probe->all_real)
+        (void)prefetch_chunk_of_read(io, o, plain_file_layout(pf), &pf->pattern, off, size);
 }
 
 ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
