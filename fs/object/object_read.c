@@ -313,15 +313,21 @@ ssize_t object_pins_wait(object_io *io, object_pins *pins, struct iovec *iov, si
     return (ssize_t)total;
 }
 
-void object_pins_abandon(object_io *io, object_pins *pins)
+/* The pin arrays, once every block is released. */
+static void pins_clear(object_pins *pins)
 {
-    for (size_t i = 0; i < pins->n; i++)
-        block_cache_release_abandoned(io->cache, pins->blocks[i]);
     free(pins->blocks);
     free(pins->was_ready);
     pins->blocks = NULL;
     pins->was_ready = NULL;
     pins->n = 0;
+}
+
+void object_pins_abandon(object_io *io, object_pins *pins)
+{
+    for (size_t i = 0; i < pins->n; i++)
+        block_cache_release_abandoned(io->cache, pins->blocks[i]);
+    pins_clear(pins);
 }
 
 void object_pins_release(object_io *io, object_pins *pins)
@@ -335,11 +341,7 @@ void object_pins_release(object_io *io, object_pins *pins)
         else
             block_cache_release(io->cache, b);
     }
-    free(pins->blocks);
-    free(pins->was_ready);
-    pins->blocks = NULL;
-    pins->was_ready = NULL;
-    pins->n = 0;
+    pins_clear(pins);
 }
 
 #define COPY_MAX_IOV 128

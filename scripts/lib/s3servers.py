@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -121,15 +120,7 @@ class VersityGW:
         raise RuntimeError(f"versitygw did not become ready in {timeout}s: {last}")
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
+        s3env.stop_process_group(self.proc)
         if self._log not in (None, subprocess.DEVNULL):
             self._log.close()
             self._log = None

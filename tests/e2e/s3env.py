@@ -92,6 +92,19 @@ class Credentials:
         return e
 
 
+def stop_process_group(proc) -> None:
+    """SIGTERM a server started in its own process group, SIGKILL after 10 s."""
+    if proc and proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+
+
 class MotoServer:
     """`python -m moto.server` (through moto_launch.py) on 127.0.0.1:PORT.
 
@@ -164,15 +177,7 @@ class MotoServer:
         return Credentials(key["AccessKeyId"], key["SecretAccessKey"])
 
     def stop(self) -> None:
-        if self.proc and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(10)
+        stop_process_group(self.proc)
         if self._log not in (None, subprocess.DEVNULL):
             self._log.close()
             self._log = None
