@@ -381,26 +381,18 @@ static ssize_t read_text(const text_handle *t, uint64_t off, size_t size, struct
     return (ssize_t)n;
 }
 
-/* A view's bytes are assembled per page into a private buffer. */
-static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, struct iovec *iov, size_t *niov,
-                         sv_read_pins *pins, const sv_cancel *tok)
+/* A view's real bytes are replied from the block cache, as on the plain
+ * path; a read with synthesized bytes from a private buffer. */
+static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, struct iovec *iov, size_t maxiov,
+                         size_t *niov, sv_read_pins *pins, const sv_cancel *tok)
 {
-    uint64_t fsize = view_reader_size(v->r);
-    if (off >= fsize || size == 0)
-        return 0;
-    size_t n = fsize - off < size ? (size_t)(fsize - off) : size;
-    uint8_t *buf = malloc(n);
-    if (!buf)
-        return -ENOMEM;
-    ssize_t r = view_reader_read(fs->views, v->r, off, n, buf, tok);
-    if (r <= 0) {
-        free(buf);
-        return r;
+    view_reply out = {.iov = iov, .maxiov = maxiov};
+    ssize_t r = view_reader_reply(fs->views, v->r, off, size, &out, tok);
+    if (r > 0) {
+        pins->obj = out.pins;
+        pins->owned = out.owned;
+        *niov = out.niov;
     }
-    pins->owned = buf;
-    iov[0].iov_base = buf;
-    iov[0].iov_len = (size_t)r;
-    *niov = 1;
     return r;
 }
 
@@ -455,7 +447,7 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
     if (f->kind == HANDLE_VIEW) {
         log_trace("read %s offset %llu size %zu (view)", view_reader_key(((view_handle *)f)->r),
                   (unsigned long long)off, size);
-        r = read_view(fs, (view_handle *)f, off, size, iov, niov, pins, tok);
+        r = read_view(fs, (view_handle *)f, off, size, iov, maxiov, niov, pins, tok);
         if (r < 0 && r != -EINTR)
             STAT_ADD(fs->stats, errors, 1);
         r = gave_up(fs, view_reader_key(((view_handle *)f)->r), true, off, size, r);

@@ -78,6 +78,18 @@ int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_o
  * -errno. Waits obey tok (the reader's deadline and interrupt; NULL: none). */
 ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
                          const sv_cancel *tok);
+/* The same read as iovecs for a reply without a copy: real bytes stay in
+ * the block cache, pinned in pins (release with object_pins_release), and
+ * a read with synthesized bytes is assembled into owned (malloc'd, the
+ * caller frees it). iov has room for maxiov entries (SV_READ_MAX_IOV). */
+typedef struct {
+    struct iovec *iov;
+    size_t maxiov, niov;
+    object_pins pins;
+    uint8_t *owned;
+} view_reply;
+ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_t size, view_reply *out,
+                          const sv_cancel *tok);
 void view_reader_close(view_registry *r, view_reader *vr);
 uint64_t view_reader_size(const view_reader *vr);
 const char *view_reader_key(const view_reader *vr); /* for messages */

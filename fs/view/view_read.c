@@ -135,28 +135,38 @@ static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, ui
         (void)prefetch_chunk_of_read(io, o, plain_file_layout(pf), &pf->pattern, off, size);
 }
 
-ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
-                         const sv_cancel *tok)
+/* Whether every byte of [off, end) is real: in no chunk, in a chunk served
+ * real, or in real pages of a planned one. The chunks it covers are planned. */
+static bool read_is_real(const view_file *vf, uint64_t off, uint64_t end)
 {
-    const view_env *env = &r->env;
-    object_io *io = env->plain->io;
-    const object_ref *o = &vr->real.obj;
+    for (uint64_t pos = off; pos < end;) {
+        const vchunk *ch;
+        uint64_t stop = view_piece_at(vf, pos, end, &ch);
+        if (ch && !ch->all_real)
+            for (uint32_t p = vchunk_first_page_after(ch, pos); p < ch->pm.n_pages; p++) {
+                if (ch->pm.pages[p].offset >= stop)
+                    break;
+                if (ch->pages[p].kind == VP_SPARSE)
+                    return false;
+            }
+        pos = stop;
+    }
+    return true;
+}
+
+typedef enum { READ_FILE_REAL, READ_REAL, READ_SYNTHESIZED } read_kind;
+
+/* Prepare the file and plan every chunk [off, off+size) touches: what the
+ * read is made of, or -errno. */
+static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t size, const sv_cancel *tok)
+{
     view_file *vf = vr->vf;
-    if (off >= o->size || size == 0)
-        return 0;
-    if (size > o->size - off)
-        size = (size_t)(o->size - off);
     pthread_mutex_lock(&vf->lock);
     int e = view_file_ensure_prepared(env, vr->view, &vr->real, vf, tok);
-    if (e < 0) {
+    if (e < 0 || vf->state == VF_REAL) {
         pthread_mutex_unlock(&vf->lock);
-        return e;
+        return e < 0 ? e : READ_FILE_REAL;
     }
-    if (vf->state == VF_REAL) {
-        pthread_mutex_unlock(&vf->lock);
-        return read_real_into(io, o, off, size, buf, tok);
-    }
-    /* Plan every chunk the read touches. */
     uint64_t end = off + size;
     size_t ci;
     for (uint64_t pos = off; pos < end;) {
@@ -175,11 +185,19 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
         pos = vf->chunks[ci].end;
     }
     pthread_mutex_unlock(&vf->lock);
-    /* Planned chunks are immutable from here on: serve without the lock. */
-    start_fetches(io, &vr->real, vf, off, size);
+    /* Planned chunks are immutable from here on: read them without the lock. */
+    return read_is_real(vf, off, end) ? READ_REAL : READ_SYNTHESIZED;
+}
+
+/* Assemble [off, off+size) of a file with planned chunks into buf. */
+static ssize_t assemble(object_io *io, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
+                        const sv_cancel *tok)
+{
+    const object_ref *o = &vr->real.obj;
+    uint64_t end = off + size;
     for (uint64_t pos = off; pos < end;) {
         const vchunk *ch;
-        uint64_t stop = view_piece_at(vf, pos, end, &ch);
+        uint64_t stop = view_piece_at(vr->vf, pos, end, &ch);
         ssize_t n = ch ? serve_chunk(io, o, ch, pos, (size_t)(stop - pos), buf + (pos - off), tok)
                        : read_real_into(io, o, pos, (size_t)(stop - pos), buf + (pos - off), tok);
         if (n < 0)
@@ -187,4 +205,67 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
         pos = stop;
     }
     return (ssize_t)size;
+}
+
+static size_t clamp_read(const view_reader *vr, uint64_t off, size_t size)
+{
+    const uint64_t osize = vr->real.obj.size;
+    if (off >= osize)
+        return 0;
+    return size > osize - off ? (size_t)(osize - off) : size;
+}
+
+ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
+                         const sv_cancel *tok)
+{
+    object_io *io = r->env.plain->io;
+    if ((size = clamp_read(vr, off, size)) == 0)
+        return 0;
+    int kind = plan_read(&r->env, vr, off, size, tok);
+    if (kind < 0)
+        return kind;
+    if (kind == READ_FILE_REAL)
+        return read_real_into(io, &vr->real.obj, off, size, buf, tok);
+    start_fetches(io, &vr->real, vr->vf, off, size);
+    return assemble(io, vr, off, size, buf, tok);
+}
+
+ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_t size, view_reply *out,
+                          const sv_cancel *tok)
+{
+    object_io *io = r->env.plain->io;
+    out->niov = 0;
+    out->owned = NULL;
+    memset(&out->pins, 0, sizeof out->pins);
+    if ((size = clamp_read(vr, off, size)) == 0)
+        return 0;
+    int kind = plan_read(&r->env, vr, off, size, tok);
+    if (kind < 0)
+        return kind;
+    /* A file served real is read as on the plain path, prefetch included. */
+    if (kind == READ_FILE_REAL)
+        return plain_file_read(r->env.plain, &vr->real, off, size, out->iov, out->maxiov, &out->niov,
+                               &out->pins, NULL, tok);
+    start_fetches(io, &vr->real, vr->vf, off, size);
+    /* Real bytes go out from the cache's blocks, as on the plain path: a
+     * copy into a fresh buffer cost a full scan through a view about 10 %
+     * on loopback. */
+    if (kind == READ_REAL) {
+        int e = object_pin(io, &vr->real.obj, off, size, out->maxiov, &out->pins);
+        return e < 0 ? e : object_pins_wait(io, &out->pins, out->iov, &out->niov, NULL, tok);
+    }
+    if (out->maxiov == 0)
+        return -EINVAL;
+    uint8_t *buf = malloc(size);
+    if (!buf)
+        return -ENOMEM;
+    ssize_t n = assemble(io, vr, off, size, buf, tok);
+    if (n <= 0) {
+        free(buf);
+        return n;
+    }
+    out->owned = buf;
+    out->iov[0] = (struct iovec){buf, (size_t)n};
+    out->niov = 1;
+    return n;
 }

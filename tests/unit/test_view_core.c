@@ -227,6 +227,49 @@ Test(view_core, a_rows_hint_synthesizes_pages_without_selected_rows)
     free(plain);
 }
 
+/* Real bytes of a view go out from the block cache without a copy, as on
+ * the plain path; a read holding a synthesized page from a buffer of its
+ * own. Both give the bytes the whole-file read gives. */
+Test(view_core, real_bytes_are_replied_from_the_cache)
+{
+    cr_assert_eq(write_hint("z", "{\"rows\": {\"" REL "\": [[10, 12]]}}"), 0);
+    size_t len;
+    int err;
+    uint8_t *whole = read_all(".sieve/views/z/" REL, &len, &err);
+    cr_assert_not_null(whole, "read: %d", err);
+    sv_file *f;
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/z/" REL), O_RDONLY, &f, &of, NULL), 0);
+    size_t from_cache = 0, from_buffer = 0;
+    for (size_t off = 0; off < len; off += 4096) {
+        struct iovec iov[SV_READ_MAX_IOV];
+        size_t niov;
+        sv_read_pins pins;
+        ssize_t r = sv_fs_read_pinned(fs, f, off, 4096, iov, SV_READ_MAX_IOV, &niov, &pins, NULL);
+        cr_assert_gt(r, 0, "read at %zu: %zd", off, r);
+        size_t n = 0;
+        for (size_t i = 0; i < niov; i++) {
+            cr_assert_eq(memcmp(iov[i].iov_base, whole + off + n, iov[i].iov_len), 0, "bytes at %zu", off + n);
+            n += iov[i].iov_len;
+        }
+        cr_assert_eq(n, (size_t)r);
+        bool synthesized = memcmp(whole + off, pq + off, n) != 0;
+        if (pins.owned) {
+            cr_assert_eq(pins.obj.n, 0, "a buffer or pinned blocks, not both");
+            from_buffer++;
+        } else {
+            cr_assert_gt(pins.obj.n, 0);
+            cr_assert_not(synthesized, "a read from the cache at %zu holds synthesized bytes", off);
+            from_cache++;
+        }
+        sv_fs_read_release(fs, &pins);
+    }
+    sv_fs_release(fs, f);
+    cr_assert_gt(from_cache, 0, "the footer and the real pages");
+    cr_assert_gt(from_buffer, 0, "the synthesized pages");
+    free(whole);
+}
+
 Test(view_core, filter_columns_and_the_footer_are_real)
 {
     /* i32 is 3 x the row number (some rows null): row 10 only. */
