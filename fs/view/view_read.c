@@ -1,7 +1,8 @@
 /* Serving a reader's reads of a file through its view: prepare the file,
  * plan the chunks the read touches, start every fetch the read needs, then
- * assemble the bytes piece by piece: real bytes (through the plain path's
- * block cache) or the planned image of a page. */
+ * reply: a read of real bytes only from the plain path's pinned cache
+ * blocks, any other assembled piece by piece from real bytes and the
+ * planned images of pages. */
 #include "view_read.h"
 
 #include <errno.h>
