@@ -158,24 +158,6 @@ static bool rg_stats(void *ud, size_t col, pred_col_stats *out)
     return pred_stats_from_parquet(c->b, col, &cc->statistics, c->rg->num_rows, out);
 }
 
-void selection_prefetch(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b)
-{
-    for (uint32_t g = 0; g < m->n_row_groups; g++) {
-        const pq_row_group *rg = &m->row_groups[g];
-        if (rg->num_rows <= 0 || rg->num_rows > SELECTION_MAX_ROWS_PER_GROUP)
-            continue;
-        stats_ctx sc = {b, rg};
-        if (!pred_may_match(b, rg_stats, &sc))
-            continue;
-        for (size_t i = 0; i < pred_bound_ncols(b); i++) {
-            uint64_t off, len;
-            if (pq_column_chunk_range(&rg->columns[pred_bound_leaf(b, i)], &off, &len) && off + len <= o->size &&
-                len <= SELECTION_MAX_FILTER_CHUNK)
-                object_prefetch_parts(io, o, off, off + len);
-        }
-    }
-}
-
 /* Evaluate the predicate on row group g; selected rows appended to *sel
  * (relative to the group). */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,

@@ -31,10 +31,5 @@ typedef enum {
  * filter chunks obey tok. */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,
                            uint32_t g, row_ranges *sel, sv_error *err, const sv_cancel *tok);
-/* Start fetching the filter chunks of every row group whose statistics may
- * match, all at once (through the block cache, never past its limit), so
- * that evaluating the groups one by one waits one round trip, not one per
- * group. Chunks that selection_of_row_group would refuse are left out. */
-void selection_prefetch(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b);
 
 #endif

@@ -101,8 +101,6 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
     uint64_t first = 0;
-    if (b)
-        selection_prefetch(env->plain->io, &pf->obj, m, b);
     for (uint32_t g = 0; g < m->n_row_groups; g++) {
         int64_t n = m->row_groups[g].num_rows;
         if (n < 0)
