@@ -155,12 +155,19 @@ static bool read_is_real(const view_file *vf, uint64_t off, uint64_t end)
     return true;
 }
 
-typedef enum { READ_FILE_REAL, READ_REAL, READ_SYNTHESIZED } read_kind;
+typedef enum { READ_NOTHING = 0, READ_FILE_REAL, READ_REAL, READ_SYNTHESIZED } read_kind;
 
-/* Prepare the file and plan every chunk [off, off+size) touches: what the
- * read is made of, or -errno. */
-static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t size, const sv_cancel *tok)
+/* Clip the read at the object's end (READ_NOTHING past it), prepare the
+ * file and plan every chunk [off, off+*size) touches: what the read is made
+ * of, or -errno. */
+static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t *sizep, const sv_cancel *tok)
 {
+    const uint64_t osize = vr->real.obj.size;
+    if (off >= osize || *sizep == 0)
+        return READ_NOTHING;
+    if (*sizep > osize - off)
+        *sizep = (size_t)(osize - off);
+    const size_t size = *sizep;
     view_file *vf = vr->vf;
     pthread_mutex_lock(&vf->lock);
     int e = view_file_ensure_prepared(env, vr->view, &vr->real, vf, tok);
@@ -208,22 +215,12 @@ static ssize_t assemble(object_io *io, view_reader *vr, uint64_t off, size_t siz
     return (ssize_t)size;
 }
 
-static size_t clamp_read(const view_reader *vr, uint64_t off, size_t size)
-{
-    const uint64_t osize = vr->real.obj.size;
-    if (off >= osize)
-        return 0;
-    return size > osize - off ? (size_t)(osize - off) : size;
-}
-
 ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t size, uint8_t *buf,
                          const sv_cancel *tok)
 {
     object_io *io = r->env.plain->io;
-    if ((size = clamp_read(vr, off, size)) == 0)
-        return 0;
-    int kind = plan_read(&r->env, vr, off, size, tok);
-    if (kind < 0)
+    int kind = plan_read(&r->env, vr, off, &size, tok);
+    if (kind <= READ_NOTHING)
         return kind;
     if (kind == READ_FILE_REAL)
         return read_real_into(io, &vr->real.obj, off, size, buf, tok);
@@ -238,10 +235,8 @@ ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_
     out->niov = 0;
     out->owned = NULL;
     memset(&out->pins, 0, sizeof out->pins);
-    if ((size = clamp_read(vr, off, size)) == 0)
-        return 0;
-    int kind = plan_read(&r->env, vr, off, size, tok);
-    if (kind < 0)
+    int kind = plan_read(&r->env, vr, off, &size, tok);
+    if (kind <= READ_NOTHING)
         return kind;
     /* A file served real is read as on the plain path, prefetch included. */
     if (kind == READ_FILE_REAL)
