@@ -65,6 +65,11 @@ uint64_t object_io_read_timeout_ms(const object_io *io)
     return io->read_timeout_ms;
 }
 
+uint64_t object_io_cache_limit(const object_io *io)
+{
+    return block_cache_limit(io->cache);
+}
+
 void object_io_cancel_init(object_io *io, sv_cancel *tok)
 {
     sv_cancel_init(tok, &io->shutdown, io->read_timeout_ms);

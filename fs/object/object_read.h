@@ -47,6 +47,8 @@ void object_io_destroy(object_io *io);
 uint32_t object_io_block_size(const object_io *io);
 uint64_t object_io_max_request(const object_io *io);
 uint64_t object_io_read_timeout_ms(const object_io *io);
+/* The block cache's memory limit (what a caller pinning ahead stays well within). */
+uint64_t object_io_cache_limit(const object_io *io);
 
 /* A token for one read: its deadline is the read timeout from now, and it
  * is cancelled (ESHUTDOWN) by object_io_shutdown. */

@@ -158,6 +158,15 @@ static bool rg_stats(void *ud, size_t col, pred_col_stats *out)
     return pred_stats_from_parquet(c->b, col, &cc->statistics, c->rg->num_rows, out);
 }
 
+bool selection_group_needs_filter(const pq_file_meta *m, const pred_bound *b, uint32_t g)
+{
+    const pq_row_group *rg = &m->row_groups[g];
+    if (rg->num_rows <= 0 || rg->num_rows > SELECTION_MAX_ROWS_PER_GROUP)
+        return false;
+    stats_ctx sc = {b, rg};
+    return pred_may_match(b, rg_stats, &sc);
+}
+
 /* Evaluate the predicate on row group g; selected rows appended to *sel
  * (relative to the group). */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,

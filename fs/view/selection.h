@@ -4,6 +4,7 @@
  * them. Row-group statistics that prove no row matches skip the fetch. */
 #ifndef SIEVE_SELECTION_H
 #define SIEVE_SELECTION_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "object_read.h"
@@ -31,5 +32,8 @@ typedef enum {
  * filter chunks obey tok. */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,
                            uint32_t g, row_ranges *sel, sv_error *err, const sv_cancel *tok);
+/* Whether selection_of_row_group reads group g's filter chunks: its row
+ * count is within the limits and its statistics do not rule it out. */
+bool selection_group_needs_filter(const pq_file_meta *m, const pred_bound *b, uint32_t g);
 
 #endif

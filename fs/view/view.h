@@ -11,6 +11,7 @@
  *   hint, hint_writer, hint_accept   parsing, writing and judging a hint
  *   view_file      a file's plan in a view: footer, selection, chunk table
  *   selection      evaluating the hint's predicate on a row group
+ *   selection_ahead the filter chunks of the row groups ahead, fetched meanwhile
  *   chunk_plan     planning column chunks page by page, fetched in rounds
  *   plan_reason    the reason words of its decisions
  *   partial_memory the budget of planning buffers and page images

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "predicate.h"
 #include "selection.h"
+#include "selection_ahead.h"
 
 view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers,
                          partial_memory *mem)
@@ -101,15 +102,24 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
     uint64_t first = 0;
-    for (uint32_t g = 0; g < m->n_row_groups; g++) {
+    selection_ahead ahead;
+    if (b)
+        selection_ahead_init(&ahead, env->plain->io, &pf->obj, m, b);
+    int rc = 0;
+    for (uint32_t g = 0; g < m->n_row_groups && rc == 0; g++) {
         int64_t n = m->row_groups[g].num_rows;
-        if (n < 0)
-            return sv_fail(err, SELECTION_E_LAYOUT, 0, "row group %u: negative row count", g);
+        if (n < 0) {
+            rc = sv_fail(err, SELECTION_E_LAYOUT, 0, "row group %u: negative row count", g);
+            break;
+        }
         row_ranges from_where = {0};
         bool ok = true;
         if (b) {
-            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err, tok) != 0)
-                return -1;
+            selection_ahead_advance(&ahead, g);
+            if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err, tok) != 0) {
+                rc = -1;
+                break;
+            }
         } else {
             ok = row_ranges_append(&from_where, 0, (uint64_t)n);
         }
@@ -122,12 +132,16 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         } else {
             vf->sel[g] = from_where;
         }
-        if (!ok)
-            return sv_fail(err, SELECTION_E_NOMEM, 0, "out of memory");
+        if (!ok) {
+            rc = sv_fail(err, SELECTION_E_NOMEM, 0, "out of memory");
+            break;
+        }
         vf->selected_rows += row_ranges_count(&vf->sel[g]);
         first += (uint64_t)n;
     }
-    return 0;
+    if (b)
+        selection_ahead_end(&ahead, sv_cancel_check(tok) != 0);
+    return rc;
 }
 
 /* The chunk table, sorted by offset. Chunks with nothing to sieve are

@@ -6,9 +6,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "fault_store.h"
 #include "fixture_files.h"
@@ -32,6 +34,8 @@ static size_t pq_len;
 static int64_t next_override = 0;
 static link_profile *next_profile;
 static uint64_t next_partial_memory = PARTIAL_MEMORY_DEFAULT;
+static uint32_t next_block_size; /* 0: the default; with next_tail_bytes, small enough to see single fetches */
+static uint64_t next_tail_bytes;
 
 static void setup(void)
 {
@@ -48,6 +52,10 @@ static void setup(void)
     cfg.request_cost_override = next_override; /* 0: requests are free, partial reads always pay */
     cfg.profile = next_profile;
     cfg.partial_memory = next_partial_memory;
+    if (next_block_size) {
+        cfg.plain.block_size = next_block_size;
+        cfg.plain.tail_bytes = next_tail_bytes;
+    }
     fs = sv_fs_create(fault_store_base(faults), &stats, &cfg);
     cr_assert_not_null(fs);
     sv_error err;
@@ -268,6 +276,101 @@ Test(view_core, real_bytes_are_replied_from_the_cache)
     cr_assert_gt(from_cache, 0, "the footer and the real pages");
     cr_assert_gt(from_buffer, 0, "the synthesized pages");
     free(whole);
+}
+
+typedef struct {
+    sv_file *f;
+    const sv_cancel *tok;
+    ssize_t result;
+} first_read;
+
+static void *read_first_block(void *arg)
+{
+    first_read *fr = arg;
+    struct iovec iov[SV_READ_MAX_IOV];
+    size_t niov;
+    sv_read_pins pins;
+    fr->result = sv_fs_read_pinned(fs, fr->f, 0, 4096, iov, SV_READ_MAX_IOV, &niov, &pins, fr->tok);
+    if (fr->result > 0)
+        sv_fs_read_release(fs, &pins);
+    return NULL;
+}
+
+/* Open the view of the two-row-group fixture with the server holding its
+ * answers, start the first read on a thread and wait (at most 2 s) until
+ * `want` GETs are asked for: how many were. 4 KiB blocks and a 4 KiB tail
+ * keep the filter chunks (bytes 4-1195 and 12031-12441 of the fixture) out
+ * of what opening the file fetched. */
+static uint64_t start_held_first_read(first_read *fr, pthread_t *t, uint64_t want, uint64_t *gets_before)
+{
+    teardown();
+    next_block_size = 4096;
+    next_tail_bytes = 4096;
+    setup();
+    next_block_size = 0;
+    next_tail_bytes = 0;
+    parquet_footer ft = footer_of(pq, pq_len);
+    cr_assert_eq(ft.meta->n_row_groups, 2, "the fixture has two row groups");
+    uint64_t off0, len0, off1, len1;
+    cr_assert(pq_column_chunk_range(&ft.meta->row_groups[0].columns[0], &off0, &len0));
+    cr_assert(pq_column_chunk_range(&ft.meta->row_groups[1].columns[0], &off1, &len1));
+    cr_assert(off0 + len0 < 8192 && off1 >= 8192 && off1 < (pq_len - 4096) / 4096 * 4096,
+              "the fixture's i32 chunks lie in blocks the open does not fetch");
+    parquet_footer_clear(&ft);
+    cr_assert_eq(write_hint("g", "{\"where\": \"i32 >= 0\"}"), 0);
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/g/" REL), O_RDONLY, &fr->f, &of, NULL), 0);
+    mem_store_drain(m);
+    mem_store_hold(m, true);
+    *gets_before = mem_store_counts_now(m).gets;
+    cr_assert_eq(pthread_create(t, NULL, read_first_block, fr), 0);
+    uint64_t asked = 0;
+    for (int i = 0; i < 200 && asked < want; i++) {
+        nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+        asked = mem_store_counts_now(m).gets - *gets_before;
+    }
+    return asked;
+}
+
+/* The filter chunks of the row groups ahead go out with the first one: the
+ * first read's preparation has asked for both row groups' i32 chunks before
+ * either came back, not one and then, a round trip later, the next. */
+Test(view_core, filter_chunks_of_the_row_groups_ahead_are_fetched_at_once)
+{
+    first_read fr = {NULL, NULL, 0};
+    pthread_t t;
+    uint64_t before;
+    uint64_t asked = start_held_first_read(&fr, &t, 2, &before);
+    mem_store_hold(m, false);
+    pthread_join(t, NULL);
+    cr_assert_geq(asked, 2, "both filter chunks were requested before either came back (%llu)",
+                  (unsigned long long)asked);
+    cr_assert_gt(fr.result, 0, "the read completes once the server answers");
+    sv_fs_release(fs, fr.f);
+}
+
+/* Those fetches are the preparing reader's: interrupted while they are
+ * held, it gives them up and the store drops every one unserved, the row
+ * group ahead included (no GET goes on for a reader that is gone). */
+Test(view_core, an_interrupted_preparation_cancels_the_fetches_ahead)
+{
+    sv_cancel tok;
+    sv_cancel_init(&tok, NULL, 0);
+    first_read fr = {NULL, &tok, 0};
+    pthread_t t;
+    uint64_t before;
+    uint64_t asked = start_held_first_read(&fr, &t, 2, &before);
+    uint64_t cancelled_before = mem_store_counts_now(m).cancelled;
+    sv_cancel_fire(&tok, EINTR);
+    pthread_join(t, NULL);
+    mem_store_hold(m, false);
+    mem_store_drain(m);
+    cr_assert_geq(asked, 2, "both filter chunks were requested (%llu)", (unsigned long long)asked);
+    cr_assert_lt(fr.result, 0, "the interrupted read fails (%zd)", fr.result);
+    uint64_t dropped = mem_store_counts_now(m).cancelled - cancelled_before;
+    cr_assert_geq(dropped, 2, "both held filter-chunk GETs were dropped unserved (%llu)",
+                  (unsigned long long)dropped);
+    sv_fs_release(fs, fr.f);
 }
 
 Test(view_core, filter_columns_and_the_footer_are_real)
