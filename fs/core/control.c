@@ -92,6 +92,9 @@ void control_attr(const plain_fs *p, link_profile *lp, uint64_t ino, sv_attr *ou
     out->mtime = p->start_time;
     out->timeout = 0;
     if (ino == SV_INO_CONTROL) {
+        /* Always there and never another inode: the kernel may keep its
+         * entry (readers resolve every path component on each open). */
+        out->timeout = p->cfg.dir_attr_timeout_s;
         out->mode = S_IFDIR | 0555;
         out->nlink = 2;
     } else {

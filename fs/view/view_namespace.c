@@ -122,6 +122,10 @@ int views_getattr(view_registry *r, uint64_t ino, sv_attr *out)
 {
     if (ino == SV_INO_HINTS || ino == SV_INO_VIEWS) {
         dir_attr(ino, r->env.plain->start_time, out);
+        /* Fixed directories: their entries never change (a view's own
+         * directory keeps timeout 0: a hint removed and written again is a
+         * new inode under the same name). */
+        out->timeout = r->env.plain->cfg.dir_attr_timeout_s;
         return 0;
     }
     sv_view *v = view_of(r, ino);
