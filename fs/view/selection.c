@@ -167,6 +167,14 @@ bool selection_group_needs_filter(const pq_file_meta *m, const pred_bound *b, ui
     return pred_may_match(b, rg_stats, &sc);
 }
 
+bool selection_filter_chunk(const pq_file_meta *m, const object_ref *o, const pred_bound *b, uint32_t g,
+                            size_t col, uint64_t *off, uint64_t *len)
+{
+    const pq_row_group *rg = &m->row_groups[g];
+    return pq_column_chunk_range(&rg->columns[pred_bound_leaf(b, col)], off, len) && *off < o->size &&
+           *len <= o->size - *off && *len > 0 && *len <= SELECTION_MAX_FILTER_CHUNK;
+}
+
 /* Evaluate the predicate on row group g; selected rows appended to *sel
  * (relative to the group). */
 int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_meta *m, const pred_bound *b,
@@ -196,8 +204,7 @@ int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_met
     for (size_t i = 0; rc == 0 && i < ncols; i++) {
         uint32_t leaf = pred_bound_leaf(b, i);
         uint64_t off, len;
-        if (!pq_column_chunk_range(&rg->columns[leaf], &off, &len) || off + len > o->size ||
-            len > SELECTION_MAX_FILTER_CHUNK) {
+        if (!selection_filter_chunk(m, o, b, g, i, &off, &len)) {
             snprintf(err, errlen, "filter column %s: chunk out of range or too large",
                      m->leaves[leaf].path);
             rc = -1;

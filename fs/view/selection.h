@@ -36,4 +36,10 @@ int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_met
  * count is within the limits and its statistics do not rule it out. */
 bool selection_group_needs_filter(const pq_file_meta *m, const pred_bound *b, uint32_t g);
 
+/* The byte range of filter column col (of the bound predicate) in group g,
+ * as selection_of_row_group reads it: false when the chunk lies outside the
+ * object, is empty, or is over SELECTION_MAX_FILTER_CHUNK. */
+bool selection_filter_chunk(const pq_file_meta *m, const object_ref *o, const pred_bound *b, uint32_t g,
+                            size_t col, uint64_t *off, uint64_t *len);
+
 #endif

@@ -28,17 +28,6 @@ static void drop_oldest(selection_ahead *a, bool gave_up)
     a->n--;
 }
 
-/* The filter chunk (group, col) as selection_of_row_group would read it:
- * false when that group is skipped or the chunk refused. */
-static bool chunk_to_fetch(const selection_ahead *a, uint32_t g, size_t col, uint64_t *off, uint64_t *len)
-{
-    const pq_row_group *rg = &a->m->row_groups[g];
-    if (!selection_group_needs_filter(a->m, a->b, g))
-        return false;
-    return pq_column_chunk_range(&rg->columns[pred_bound_leaf(a->b, col)], off, len) && *off < a->o->size &&
-           *len <= a->o->size - *off && *len > 0 && *len <= SELECTION_MAX_FILTER_CHUNK;
-}
-
 void selection_ahead_advance(selection_ahead *a, uint32_t g)
 {
     while (a->n && a->group_of[a->head] < g)
@@ -51,7 +40,10 @@ void selection_ahead_advance(selection_ahead *a, uint32_t g)
     const uint64_t bs = object_io_block_size(a->io);
     while (a->next_group < a->m->n_row_groups && a->n < SELECTION_AHEAD_MAX_CHUNKS) {
         uint64_t off, len;
-        if (a->next_col < ncols && chunk_to_fetch(a, a->next_group, a->next_col, &off, &len)) {
+        if (a->next_col == 0)
+            a->next_group_needed = selection_group_needs_filter(a->m, a->b, a->next_group);
+        if (a->next_group_needed && a->next_col < ncols &&
+            selection_filter_chunk(a->m, a->o, a->b, a->next_group, a->next_col, &off, &len)) {
             if (a->bytes + len > a->max_bytes)
                 return; /* wait for the window to move */
             size_t slot = (a->head + a->n) % SELECTION_AHEAD_MAX_CHUNKS;

@@ -35,6 +35,7 @@ typedef struct {
     uint64_t bytes;      /* pinned now */
     uint32_t next_group; /* the next chunk to pin: (next_group, next_col) */
     size_t next_col;
+    bool next_group_needed; /* selection_group_needs_filter(next_group), checked at its first column */
 } selection_ahead;
 
 void selection_ahead_init(selection_ahead *a, object_io *io, const object_ref *o, const pq_file_meta *m,
