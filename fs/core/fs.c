@@ -500,11 +500,12 @@ bool sv_fs_is_writable(sv_fs *fs, uint64_t ino)
     return views_is_hint_file(ino);
 }
 
-int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name)
+int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name, sv_stale_entry *stale)
 {
+    stale->parent = 0;
     if (!views_owns(parent))
         return -EROFS;
-    return views_unlink(fs->views, parent, name);
+    return views_unlink(fs->views, parent, name, stale);
 }
 
 /* ---- extended attributes ------------------------------------------------------- */

@@ -109,7 +109,8 @@ ssize_t sv_fs_write(sv_fs *fs, sv_file *f, uint64_t off, const char *buf, size_t
 int sv_fs_flush(sv_fs *fs, sv_file *f);
 /* Truncate ino (f is the open handle, when the kernel names one). */
 int sv_fs_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size);
-int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name);
+/* *stale: an entry elsewhere the removal made stale (parent 0 if none). */
+int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name, sv_stale_entry *stale);
 /* Whether ino is a hint file (the only files whose attributes may change). */
 bool sv_fs_is_writable(sv_fs *fs, uint64_t ino);
 

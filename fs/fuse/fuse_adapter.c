@@ -24,6 +24,7 @@
 typedef struct {
     sv_fs *fs;
     const sv_fuse_config *cfg;
+    struct fuse_session *se; /* set before the loop starts, read-only after */
 } adapter;
 
 static sv_fs *fs_of(fuse_req_t req)
@@ -304,8 +305,17 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 
 static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-    int r = sv_fs_unlink(fs_of(req), parent, name);
+    adapter *ad = fuse_req_userdata(req);
+    sv_stale_entry stale;
+    int r = sv_fs_unlink(ad->fs, parent, name, &stale);
     fuse_reply_err(req, r < 0 ? -r : 0);
+    /* After the reply: the kernel may hold locks until this unlink is
+     * answered, and a single-threaded loop would deadlock on them. */
+    if (stale.parent) {
+        int e = fuse_lowlevel_notify_inval_entry(ad->se, stale.parent, stale.name, strlen(stale.name));
+        if (e != 0 && e != -ENOENT)
+            log_debug("cannot invalidate the entry %s: %s", stale.name, strerror(-e));
+    }
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -553,7 +563,7 @@ static int start_watchdog(pthread_t *t, const char *mountpoint)
 
 int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
 {
-    adapter ad = {fs, cfg};
+    adapter ad = {fs, cfg, NULL};
     char opts[4096];
     snprintf(opts, sizeof opts, "rw,default_permissions,fsname=%s,subtype=sievefs%s%s",
              cfg->fsname, cfg->extra_opts ? "," : "", cfg->extra_opts ? cfg->extra_opts : "");
@@ -561,6 +571,7 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
     struct fuse_args args = FUSE_ARGS_INIT(cfg->debug ? 4 : 3, argv);
     struct fuse_session *se = fuse_session_new(&args, &ops, sizeof ops, &ad);
     fuse_opt_free_args(&args);
+    ad.se = se;
     if (!se) {
         sv_fail(err, EIO, 0, "cannot create the FUSE session (bad -o options '%s'?)",
                  cfg->extra_opts ? cfg->extra_opts : "");

@@ -26,6 +26,15 @@ typedef struct {
     double timeout; /* seconds the kernel may cache this entry and its attributes */
 } sv_attr;
 
+/* A name an operation removed from a directory other than the one it
+ * operated in (removing a hint removes its view's directory): the adapter
+ * tells the kernel to drop what it cached for it. */
+#define SV_STALE_NAME_MAX 256
+typedef struct {
+    uint64_t parent; /* 0: nothing became stale */
+    char name[SV_STALE_NAME_MAX];
+} sv_stale_entry;
+
 typedef struct {
     bool direct_io;  /* only for virtual files whose content changes */
     bool keep_cache; /* data files: objects are immutable per inode */

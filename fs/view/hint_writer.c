@@ -211,8 +211,9 @@ void hint_writer_close(view_registry *r, hint_writer *w, bool unmounting)
     free(w);
 }
 
-int views_unlink(view_registry *r, uint64_t parent, const char *name)
+int views_unlink(view_registry *r, uint64_t parent, const char *name, sv_stale_entry *stale)
 {
+    stale->parent = 0;
     if (parent != SV_INO_HINTS)
         return -EROFS;
     hint_file_kind k;
@@ -236,10 +237,15 @@ int views_unlink(view_registry *r, uint64_t parent, const char *name)
         pthread_mutex_lock(&r->lock);
         hint_state st = v->state;
         pthread_mutex_unlock(&r->lock);
-        if (st == HINT_REJECTED)
+        if (st == HINT_REJECTED) {
             rc = -ENOENT;
-        else
+        } else {
             view_registry_remove(r, v); /* open files keep their reference */
+            if (st == HINT_ACCEPTED) {
+                stale->parent = SV_INO_VIEWS;
+                snprintf(stale->name, sizeof stale->name, "%s", v->name);
+            }
+        }
     }
     view_unref(v);
     return rc;

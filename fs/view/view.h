@@ -105,6 +105,8 @@ int hint_writer_flush(view_registry *r, hint_writer *w);
 void hint_writer_close(view_registry *r, hint_writer *w, bool unmounting);
 /* Truncate ino; w is the open writer when the kernel names one. */
 int views_truncate(view_registry *r, uint64_t ino, hint_writer *w, uint64_t size);
-int views_unlink(view_registry *r, uint64_t parent, const char *name);
+/* Remove a hint file; removing an accepted hint's NAME.json also removes
+ * .sieve/views/NAME, reported in *stale. */
+int views_unlink(view_registry *r, uint64_t parent, const char *name, sv_stale_entry *stale);
 
 #endif

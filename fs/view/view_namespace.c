@@ -99,6 +99,10 @@ int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *o
         pthread_mutex_lock(&r->lock);
         if (v->state == HINT_ACCEPTED) {
             dir_attr(view_ino(v->id, TREE_ROOT_INO), v->mtime, out);
+            /* Cached like the plain tree's directories: removing the hint
+             * invalidates the entry (a view made again under the name is a
+             * new inode). */
+            out->timeout = r->env.plain->cfg.dir_attr_timeout_s;
             rc = 0;
         }
         pthread_mutex_unlock(&r->lock);
@@ -122,9 +126,7 @@ int views_getattr(view_registry *r, uint64_t ino, sv_attr *out)
 {
     if (ino == SV_INO_HINTS || ino == SV_INO_VIEWS) {
         dir_attr(ino, r->env.plain->start_time, out);
-        /* Fixed directories: their entries never change (a view's own
-         * directory keeps timeout 0: a hint removed and written again is a
-         * new inode under the same name). */
+        /* Fixed directories: their entries never change. */
         out->timeout = r->env.plain->cfg.dir_attr_timeout_s;
         return 0;
     }

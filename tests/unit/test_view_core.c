@@ -406,8 +406,14 @@ Test(view_core, rejected_hints_say_why)
     cr_assert_eq(write_hint("ok", "{\"where\": \"i32 = 3\"}"), 0);
     cr_assert_eq(write_hint("ok", "{\"where\": \"i32 = 6\"}"), -EEXIST);
     cr_assert_eq(write_hint("ok", "{\"where\": \"i32 = 3\"}"), 0, "the same document again is fine");
-    cr_assert_eq(sv_fs_unlink(fs, (uint64_t)lookup(".sieve/hints"), "ok.json"), 0);
+    sv_stale_entry stale;
+    cr_assert_eq(sv_fs_unlink(fs, (uint64_t)lookup(".sieve/hints"), "ok.json", &stale), 0);
+    cr_assert_eq(stale.parent, SV_INO_VIEWS, "the view's directory is gone with its hint");
+    cr_assert_str_eq(stale.name, "ok");
     cr_assert_eq(lookup(".sieve/views/ok"), -ENOENT);
+    /* A rejected hint had no view: nothing to invalidate. */
+    cr_assert_eq(sv_fs_unlink(fs, (uint64_t)lookup(".sieve/hints"), "bad.error", &stale), 0);
+    cr_assert_eq(stale.parent, 0);
 }
 
 Test(view_core, failed_planning_rounds_serve_real_bytes)
