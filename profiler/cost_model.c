@@ -6,13 +6,14 @@
 
 cost_link cost_link_none(void)
 {
-    cost_link l = {COST_SOURCE_NONE, OVERRIDE_BYTE_S, 0.0, 0.0, 0};
+    cost_link l = {.source = COST_SOURCE_NONE, .byte_s = OVERRIDE_BYTE_S};
     return l;
 }
 
 cost_link cost_link_from_request_cost(uint32_t request_bytes)
 {
-    cost_link l = {COST_SOURCE_OVERRIDE, OVERRIDE_BYTE_S, OVERRIDE_BYTE_S * request_bytes, 0.0, 0};
+    cost_link l = {.source = COST_SOURCE_OVERRIDE, .byte_s = OVERRIDE_BYTE_S,
+                   .request_s = OVERRIDE_BYTE_S * request_bytes};
     return l;
 }
 
@@ -26,7 +27,7 @@ cost_link cost_link_from_profile(const conn_profile *p, uint32_t in_flight)
         in_flight = p->capacity[p->n_capacity - 1].in_flight;
     if (in_flight == 0)
         in_flight = 1;
-    cost_link l = {COST_SOURCE_PROFILE, 1.0 / p->bandwidth_Bps, 0.0, p->latency_s, in_flight};
+    cost_link l = {COST_SOURCE_PROFILE, 1.0 / p->bandwidth_Bps, 0.0, p->latency_s, in_flight, *p};
     double cap = conn_profile_capacity_at(p, in_flight);
     /* Without a capacity curve, requests complete at most in_flight per
      * latency: the link's own bound. */
@@ -75,13 +76,35 @@ uint64_t cost_round_bytes(const cost_link *l)
     return in_bytes(l, l->round_s, UINT64_MAX / 4);
 }
 
-bool cost_file_pays(const cost_link *l, uint32_t partial_rounds, uint64_t partial_bytes,
-                    uint64_t partial_requests, uint64_t whole_bytes, uint64_t whole_requests,
-                    double min_saving)
+double cost_round_time(const cost_link *l, uint64_t requests)
 {
-    const double partial = cost_plan_time(l, partial_rounds, partial_bytes, partial_requests);
-    const double whole = cost_plan_time(l, 0, whole_bytes, whole_requests);
-    return partial <= (1.0 - min_saving) * whole;
+    if (requests == 0)
+        return 0.0;
+    double cap = 0.0;
+    if (l->source == COST_SOURCE_PROFILE) {
+        const uint64_t k = requests < l->in_flight ? requests : l->in_flight;
+        cap = conn_profile_capacity_at(&l->profile, (uint32_t)(k ? k : 1));
+    }
+    const double t = cap > 0 ? (double)requests / cap : (double)requests * l->request_s;
+    return l->round_s + t;
+}
+
+double cost_whole_time(const cost_link *l, uint64_t bytes, uint64_t requests)
+{
+    double exposed = l->byte_s - 1.0 / COST_READER_BYTES_PER_S;
+    if (l->source != COST_SOURCE_PROFILE)
+        exposed = l->byte_s; /* the override's byte unit is not a time */
+    return (exposed > 0 ? (double)bytes * exposed : 0.0) + (double)requests * l->request_s;
+}
+
+bool cost_file_pays_rounds(const cost_link *l, const uint64_t *round_requests, uint32_t rounds,
+                           uint64_t partial_bytes, uint64_t whole_bytes, uint64_t whole_requests,
+                           double min_saving)
+{
+    double partial = (double)partial_bytes * l->byte_s;
+    for (uint32_t i = 0; i < rounds; i++)
+        partial += cost_round_time(l, round_requests[i]);
+    return partial <= (1.0 - min_saving) * cost_whole_time(l, whole_bytes, whole_requests);
 }
 
 double cost_of_reads(uint64_t bytes, uint32_t requests, uint32_t request_cost)

@@ -138,21 +138,26 @@ static bool file_plan_pays(const cost_link *link, const view_file *vf, const pag
 {
     plan_estimate part = {0, 0, 0};
     uint64_t whole_bytes = 0, whole_requests = 0;
+    uint64_t round_requests[2] = {0, 0}; /* the header probes, then the values */
     for (size_t i = 0; i < njobs; i++) {
         const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
         const plan_estimate e = estimate_page(pg, &jobs[i], gap_merge);
         part.bytes += e.bytes;
         part.requests += e.requests;
         part.rounds = e.rounds > part.rounds ? e.rounds : part.rounds;
+        round_requests[0]++;
+        round_requests[1] += e.requests - 1;
         whole_bytes += pg->total_size;
         if (i == 0 || jobs[i].ch != jobs[i - 1].ch)
             whole_requests++; /* a reader reads a chunk's pages in one go */
     }
-    const bool pays = cost_file_pays(link, part.rounds, part.bytes, part.requests, whole_bytes,
-                                     whole_requests, COST_MIN_SAVING);
+    const bool pays = cost_file_pays_rounds(link, round_requests, part.rounds, part.bytes, whole_bytes,
+                                            whole_requests, COST_MIN_SAVING);
     if (SV_LOG_DEBUG <= sv_log_threshold) {
-        const double tp = cost_plan_time(link, part.rounds, part.bytes, part.requests);
-        const double tw = cost_plan_time(link, 0, whole_bytes, whole_requests);
+        double tp = (double)part.bytes * link->byte_s;
+        for (uint32_t r = 0; r < part.rounds; r++)
+            tp += cost_round_time(link, round_requests[r]);
+        const double tw = cost_whole_time(link, whole_bytes, whole_requests);
         /* Per chunk: its pages' share, with the file's rounds. */
         for (size_t i = 0; i < njobs;) {
             size_t k = i;
