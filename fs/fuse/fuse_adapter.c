@@ -308,14 +308,16 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     adapter *ad = fuse_req_userdata(req);
     sv_stale_entry stale;
     int r = sv_fs_unlink(ad->fs, parent, name, &stale);
-    fuse_reply_err(req, r < 0 ? -r : 0);
-    /* After the reply: the kernel may hold locks until this unlink is
-     * answered, and a single-threaded loop would deadlock on them. */
+    /* Before the reply, or the caller could stat the stale name before the
+     * kernel forgot it. Not a deadlock: the entry is in another directory
+     * than this unlink's (libfuse: only operations on the entry's own parent
+     * or inode must not wait for it), and no lock is held here. */
     if (stale.parent) {
         int e = fuse_lowlevel_notify_inval_entry(ad->se, stale.parent, stale.name, strlen(stale.name));
         if (e != 0 && e != -ENOENT)
             log_debug("cannot invalidate the entry %s: %s", stale.name, strerror(-e));
     }
+    fuse_reply_err(req, r < 0 ? -r : 0);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
