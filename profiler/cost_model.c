@@ -97,14 +97,21 @@ double cost_whole_time(const cost_link *l, uint64_t bytes, uint64_t requests)
     return (exposed > 0 ? (double)bytes * exposed : 0.0) + (double)requests * l->request_s;
 }
 
+double cost_partial_time(const cost_link *l, const uint64_t *round_requests, uint32_t rounds,
+                         uint64_t bytes)
+{
+    double t = (double)bytes * l->byte_s;
+    for (uint32_t i = 0; i < rounds; i++)
+        t += cost_round_time(l, round_requests[i]);
+    return t;
+}
+
 bool cost_file_pays_rounds(const cost_link *l, const uint64_t *round_requests, uint32_t rounds,
                            uint64_t partial_bytes, uint64_t whole_bytes, uint64_t whole_requests,
                            double min_saving)
 {
-    double partial = (double)partial_bytes * l->byte_s;
-    for (uint32_t i = 0; i < rounds; i++)
-        partial += cost_round_time(l, round_requests[i]);
-    return partial <= (1.0 - min_saving) * cost_whole_time(l, whole_bytes, whole_requests);
+    return cost_partial_time(l, round_requests, rounds, partial_bytes) <=
+           (1.0 - min_saving) * cost_whole_time(l, whole_bytes, whole_requests);
 }
 
 double cost_of_reads(uint64_t bytes, uint32_t requests, uint32_t request_cost)

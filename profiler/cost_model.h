@@ -103,8 +103,12 @@ double cost_round_time(const cost_link *l, uint64_t requests);
  * hides behind decoding, plus their requests. */
 double cost_whole_time(const cost_link *l, uint64_t bytes, uint64_t requests);
 
-/* A file's partial plan judged on its rounds: round_requests[i] requests in
- * dependent round i (cost_round_time each), partial_bytes in all, against
+/* Seconds a partial plan takes: round_requests[i] requests in dependent
+ * round i (cost_round_time each), bytes in all at the link's rate. */
+double cost_partial_time(const cost_link *l, const uint64_t *round_requests, uint32_t rounds,
+                         uint64_t bytes);
+
+/* A file's partial plan judged on its rounds: cost_partial_time against
  * cost_whole_time of the same pages read whole. True when the partial
  * plan's time is at most (1 - min_saving) of the whole's. */
 bool cost_file_pays_rounds(const cost_link *l, const uint64_t *round_requests, uint32_t rounds,

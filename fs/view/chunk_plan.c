@@ -136,27 +136,24 @@ static plan_estimate estimate_page(const pq_page *pg, const page_job *j, uint32_
 static bool file_plan_pays(const cost_link *link, const view_file *vf, const page_job *jobs, size_t njobs,
                            uint32_t gap_merge)
 {
-    plan_estimate part = {0, 0, 0};
-    uint64_t whole_bytes = 0, whole_requests = 0;
+    uint64_t part_bytes = 0, whole_bytes = 0, whole_requests = 0;
+    uint32_t rounds = 0;
     uint64_t round_requests[2] = {0, 0}; /* the header probes, then the values */
     for (size_t i = 0; i < njobs; i++) {
         const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
         const plan_estimate e = estimate_page(pg, &jobs[i], gap_merge);
-        part.bytes += e.bytes;
-        part.requests += e.requests;
-        part.rounds = e.rounds > part.rounds ? e.rounds : part.rounds;
+        part_bytes += e.bytes;
+        rounds = e.rounds > rounds ? e.rounds : rounds;
         round_requests[0]++;
         round_requests[1] += e.requests - 1;
         whole_bytes += pg->total_size;
         if (i == 0 || jobs[i].ch != jobs[i - 1].ch)
             whole_requests++; /* a reader reads a chunk's pages in one go */
     }
-    const bool pays = cost_file_pays_rounds(link, round_requests, part.rounds, part.bytes, whole_bytes,
+    const bool pays = cost_file_pays_rounds(link, round_requests, rounds, part_bytes, whole_bytes,
                                             whole_requests, COST_MIN_SAVING);
     if (SV_LOG_DEBUG <= sv_log_threshold) {
-        double tp = (double)part.bytes * link->byte_s;
-        for (uint32_t r = 0; r < part.rounds; r++)
-            tp += cost_round_time(link, round_requests[r]);
+        const double tp = cost_partial_time(link, round_requests, rounds, part_bytes);
         const double tw = cost_whole_time(link, whole_bytes, whole_requests);
         /* Per chunk: its pages' share, with the file's rounds. */
         for (size_t i = 0; i < njobs;) {
@@ -173,7 +170,7 @@ static bool file_plan_pays(const cost_link *link, const view_file *vf, const pag
             log_debug("%s: chunk plan rg %u column %u: partial %llu B in %llu requests, whole %llu B; "
                       "file partial %.3f s in %u rounds, whole %.3f s (%s prices): %s (%s)",
                       vf->relpath, jobs[i].ch->rg, jobs[i].ch->col, (unsigned long long)c.bytes,
-                      (unsigned long long)c.requests, (unsigned long long)cw, tp, part.rounds, tw,
+                      (unsigned long long)c.requests, (unsigned long long)cw, tp, rounds, tw,
                       cost_source_name(link->source), pays ? "partial" : "real",
                       pays ? "cheaper" : "file_cost");
             i = k;

@@ -93,6 +93,22 @@ Test(prices, a_round_runs_at_its_own_concurrency)
     cr_expect_float_eq(cost_round_time(&o, 10), 10 * 1000 * 1e-9, 1e-15);
 }
 
+Test(prices, a_partial_plan_is_its_rounds_and_its_bytes)
+{
+    const conn_profile p = wan();
+    const cost_link l = cost_link_from_profile(&p, 0);
+    const uint64_t rounds[2] = {79, 1300};
+    /* 18.75 MB is a second at 150 Mbit/s; each round at its own size. */
+    cr_expect_float_eq(cost_partial_time(&l, rounds, 2, 18750000),
+                       1.0 + cost_round_time(&l, 79) + cost_round_time(&l, 1300), 1e-9);
+    cr_expect_float_eq(cost_partial_time(&l, rounds, 1, 0), cost_round_time(&l, 79), 1e-12);
+    cr_expect_eq(cost_partial_time(&l, rounds, 0, 0), 0.0);
+    /* The decision compares exactly this against the whole read. */
+    const double tp = cost_partial_time(&l, rounds, 2, 1000);
+    cr_expect(cost_file_pays_rounds(&l, rounds, 2, 1000, 0, (uint64_t)(tp / l.request_s / 0.9) + 1, 0.1));
+    cr_expect_not(cost_file_pays_rounds(&l, rounds, 2, 1000, 0, (uint64_t)(tp / l.request_s / 0.9) - 1, 0.1));
+}
+
 Test(prices, whole_pages_hide_behind_the_readers_decoding)
 {
     const conn_profile w = wan(), lo = loopback();
