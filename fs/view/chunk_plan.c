@@ -231,9 +231,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             why = "nested column", reason = CHUNK_NESTED;
         else if (!cost_link_allows_partial(&link))
             why = "no connection profile", reason = CHUNK_NO_PROFILE;
-        else if (!cc->has_offset_index || cc->offset_index_length <= 0 ||
-                 cc->offset_index_length > (16 << 20) || cc->offset_index_offset < 0 ||
-                 (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length > o->size)
+        else if (!view_chunk_has_offset_index(cc, o->size))
             why = "no offset index", reason = CHUNK_NO_OFFSET_INDEX;
         if (!why) {
             uint8_t *oib = malloc((size_t)cc->offset_index_length);
@@ -501,7 +499,10 @@ int chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *p
         size_t n = 0;
         chs[n++] = ch;
         ch->state = CH_PLANNING;
-        bool named = v->hint->n_columns > 0 && vf->want_col[ch->col];
+        /* The hint's columns are planned together once the selection is
+         * known; a chunk planned before it (a filter column, one without an
+         * OffsetIndex) is planned alone. */
+        bool named = v->hint->n_columns > 0 && vf->want_col[ch->col] && !ch->real && vf->selection == SEL_DONE;
         if (named && !vf->columns_planned) {
             vf->columns_planned = true;
             for (size_t i = 0; i < vf->n_chunks; i++) {

@@ -97,11 +97,11 @@ static int cmp_chunk_start(const void *a, const void *b, void *ud)
 /* The selection of every row group: the predicate's rows (evaluated on the
  * filter columns) intersected with the hint's rows for this file. */
 static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
-                       const pred_bound *b, sv_error *err, const sv_cancel *tok)
+                       const pred_bound *b, uint64_t *selected_rows, sv_error *err, const sv_cancel *tok)
 {
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
-    uint64_t first = 0;
+    uint64_t first = 0, selected = 0;
     selection_ahead ahead;
     if (b)
         selection_ahead_init(&ahead, env->plain->io, &pf->obj, m, b);
@@ -136,19 +136,19 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
             rc = sv_fail(err, SELECTION_E_NOMEM, 0, "out of memory");
             break;
         }
-        vf->selected_rows += row_ranges_count(&vf->sel[g]);
+        selected += row_ranges_count(&vf->sel[g]);
         first += (uint64_t)n;
     }
     if (b)
         selection_ahead_end(&ahead, sv_cancel_check(tok) != 0);
+    *selected_rows = selected;
     return rc;
 }
 
-/* The chunk table, sorted by offset. Chunks with nothing to sieve are
- * planned at once: columns the hint's `columns` leaves out (the reader is
- * not expected to read them; kernel alignment and readahead brush them) and
- * row groups whose every row is selected. They are served like the plain
- * path, without waiting for a plan. */
+/* The chunk table, sorted by offset. Columns the hint's `columns` leaves
+ * out (the reader is not expected to read them; kernel alignment and
+ * readahead brush them) are planned at once: served like the plain path,
+ * without waiting for a plan or the selection. */
 static bool build_chunks(const plain_file *pf, view_file *vf)
 {
     const pq_file_meta *m = vf->meta;
@@ -167,8 +167,7 @@ static bool build_chunks(const plain_file *pf, view_file *vf)
             ch->end = off + len;
             ch->real = vf->filter_col[c];
             vf->by_start[i] = i;
-            bool every_row = row_ranges_count(&vf->sel[g]) >= (uint64_t)m->row_groups[g].num_rows;
-            if (!ch->real && (!vf->want_col[c] || every_row)) {
+            if (!ch->real && !vf->want_col[c]) {
                 ch->real = true;
                 ch->all_real = true;
                 ch->state = CH_PLANNED;
@@ -183,8 +182,22 @@ static bool build_chunks(const plain_file *pf, view_file *vf)
     return true;
 }
 
-/* Footer, selection per row group, chunk table. On any failure the file is
- * served real (why_real says why). Called with vf->lock not held. */
+bool view_chunk_has_offset_index(const pq_column_chunk *cc, uint64_t size)
+{
+    return cc->has_offset_index && cc->offset_index_length > 0 && cc->offset_index_length <= (16 << 20) &&
+           cc->offset_index_offset >= 0 &&
+           (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length <= size;
+}
+
+bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch)
+{
+    const pq_leaf *lf = &vf->meta->leaves[ch->col];
+    return ch->state != CH_PLANNED && !ch->real && lf->max_rep == 0 && lf->max_def <= 1 &&
+           view_chunk_has_offset_index(&vf->meta->row_groups[ch->rg].columns[ch->col], vf->size);
+}
+
+/* Footer and chunk table. On any failure the file is served real (why_real
+ * says why). Called with vf->lock not held. */
 static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
                     const sv_cancel *reader)
 {
@@ -199,6 +212,7 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         vf_real(vf, "", "encrypted file");
         return;
     }
+    vf->size = pf->obj.size;
     vf->total_rows = (uint64_t)(m->num_rows > 0 ? m->num_rows : 0);
     vf->sel = calloc(m->n_row_groups ? m->n_row_groups : 1, sizeof *vf->sel);
     vf->filter_col = calloc(m->n_leaves ? m->n_leaves : 1, sizeof *vf->filter_col);
@@ -210,8 +224,8 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         vf_real(vf, "", "out of memory");
         return;
     }
-    pred_bound *b = NULL;
     if (h->pred) {
+        pred_bound *b = NULL;
         pred_error perr;
         if (pred_bind(h->pred, m, &b, &perr) != PRED_OK) {
             vf_real(vf, "where does not fit this file: ", perr.msg);
@@ -219,12 +233,12 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         }
         for (size_t i = 0; i < pred_bound_ncols(b); i++)
             vf->filter_col[pred_bound_leaf(b, i)] = true;
+        pred_bound_free(b);
     }
     for (uint32_t i = 0; i < m->n_leaves; i++)
         vf->want_col[i] = h->n_columns == 0;
     pq_column_resolver *names = h->n_columns ? pq_column_resolver_new(m) : NULL;
     if (h->n_columns && !names) {
-        pred_bound_free(b);
         vf_real(vf, "", "out of memory");
         return;
     }
@@ -234,20 +248,65 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
             vf->want_col[cm.leaf] = true;
     }
     pq_column_resolver_free(names);
-    sv_error err = {0};
+    (void)build_chunks(pf, vf);
+}
+
+/* The selection of every row group (select_rows), bound anew to the file:
+ * 0, or -1 with err set. Called with vf->lock not held. */
+static int evaluate_selection(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                              uint64_t *selected_rows, sv_error *err, const sv_cancel *reader)
+{
+    pred_bound *b = NULL;
+    if (v->hint->pred) {
+        pred_error perr;
+        if (pred_bind(v->hint->pred, vf->meta, &b, &perr) != PRED_OK)
+            return sv_fail(err, SELECTION_E_LAYOUT, 0, "where does not fit this file: %s", perr.msg);
+    }
     /* A deadline of its own (the reader's may be nearly spent), and the
-     * interrupt of the reader whose thread prepares: given up, it is a
-     * failed preparation (the file is served real, as on a failed fetch).
-     * TODO: prepare off the reader's thread, so no interrupt costs the plan. */
+     * interrupt of the reader whose thread evaluates: given up, it is a
+     * failed selection (the file is served real, as on a failed fetch).
+     * TODO: evaluate off the reader's thread, so no interrupt costs it. */
     sv_cancel tok;
     object_io_cancel_init_under(env->plain->io, &tok, reader);
-    int rc = select_rows(env, h, pf, vf, b, &err, &tok);
+    int rc = select_rows(env, v->hint, pf, vf, b, selected_rows, err, &tok);
     pred_bound_free(b);
-    if (rc != 0) {
-        vf_real(vf, "selection: ", err.msg);
-        return;
+    return rc;
+}
+
+int view_file_ensure_selected(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                              const sv_cancel *tok)
+{
+    if (vf->state == VF_READY && vf->selection == SEL_PENDING) {
+        vf->selection = SEL_RUNNING;
+        pthread_mutex_unlock(&vf->lock);
+        sv_error err = {0};
+        uint64_t selected = 0;
+        int rc = evaluate_selection(env, v, pf, vf, &selected, &err, tok);
+        pthread_mutex_lock(&vf->lock);
+        vf->selected_rows = selected;
+        if (rc != 0) {
+            vf_real(vf, "selection: ", err.msg);
+            vf->state = VF_REAL;
+            log_info("view %s: %s served real: %s", v->name, vf->relpath, vf->why_real);
+        } else {
+            /* Row groups whose every row is selected have nothing to sieve. */
+            for (size_t i = 0; i < vf->n_chunks; i++) {
+                vchunk *ch = &vf->chunks[i];
+                if (ch->state == CH_UNPLANNED && !ch->real &&
+                    row_ranges_count(&vf->sel[ch->rg]) >= (uint64_t)vf->meta->row_groups[ch->rg].num_rows) {
+                    ch->real = true;
+                    ch->all_real = true;
+                    ch->state = CH_PLANNED;
+                }
+            }
+        }
+        vf->selection = SEL_DONE;
+        pthread_cond_broadcast(&vf->cond);
     }
-    (void)build_chunks(pf, vf);
+    int e = 0;
+    while (vf->state == VF_READY && vf->selection == SEL_RUNNING && !e)
+        e = sv_cancel_wait(tok, &vf->cond, &vf->lock);
+    return vf->state == VF_READY && vf->selection == SEL_RUNNING ? -e : 0;
 }
 
 int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,

@@ -1,8 +1,11 @@
 /* A file's plan in a view. Prepared on the first read: the footer (shared
- * with the plain path), the hint's selection per row group, and a table of
- * column chunks sorted by offset; chunks are then planned page by page when
- * first read (chunk_plan.h). Anything that fails leaves the file served
- * real, with why_real saying why.
+ * with the plain path) and a table of column chunks sorted by offset. The
+ * hint's selection per row group is evaluated when a read first touches a
+ * chunk that can be sieved (view_chunk_needs_selection): the footer, the
+ * filter columns and chunks no page of which can be sieved are served
+ * without waiting for it. Chunks are then planned page by page when first
+ * read (chunk_plan.h). Anything that fails leaves the file served real, with
+ * why_real saying why.
  *
  * Locking: the view's lock guards its list of files and each file's refs;
  * a file's lock guards its state, its chunks' state and its counters.
@@ -48,6 +51,7 @@ typedef struct {
 } vchunk;
 
 typedef enum { VF_NEW = 0, VF_PREPARING, VF_READY, VF_REAL } vf_state;
+typedef enum { SEL_PENDING = 0, SEL_RUNNING, SEL_DONE } sel_state;
 
 typedef struct view_file {
     struct view_file *next;
@@ -63,12 +67,14 @@ typedef struct view_file {
     char why_real[256];
     const parquet_footer *footer; /* referenced once prepared */
     const pq_file_meta *meta;     /* footer->meta */
+    sel_state selection;          /* sel and selected_rows are valid once SEL_DONE */
     row_ranges *sel;              /* per row group, rows relative to the group */
     bool *filter_col;             /* per leaf */
     bool *want_col;               /* per leaf: named by the hint's columns (or all) */
     vchunk *chunks;               /* n_row_groups * n_leaves */
     size_t n_chunks;
     size_t *by_start;             /* chunk indices sorted by start */
+    uint64_t size;                /* the object's bytes */
     uint64_t total_rows, selected_rows;
     bool columns_planned;         /* the hint's columns were planned together */
     view_counters counts;
@@ -86,6 +92,22 @@ void view_file_free(view_file *vf);
  * vf->lock held; may release it while preparing. 0, or -errno when tok
  * gave up waiting for another reader's preparation (which goes on). */
 int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
+                              const sv_cancel *tok);
+
+/* Whether chunk ch (of a VF_READY file) must wait for the selection before
+ * it is planned: a column the hint wants, not a filter column, not nested,
+ * with an OffsetIndex (without one, no page of it can be sieved yet). */
+bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch);
+
+/* Whether cc's OffsetIndex lies within a file of `size` bytes, at a sane size. */
+bool view_chunk_has_offset_index(const pq_column_chunk *cc, uint64_t size);
+
+/* Evaluate the selection of a VF_READY file: SEL_DONE, or VF_REAL with
+ * why_real when it failed or tok gave up on it (every byte served until then
+ * was real: nothing sieved waits for it). Called with vf->lock held; may
+ * release it. 0, or -errno when tok gave up waiting for another reader's
+ * evaluation (which goes on). */
+int view_file_ensure_selected(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
                               const sv_cancel *tok);
 
 /* The chunk holding off, or NULL (then *ci is the position in by_start of

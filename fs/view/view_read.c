@@ -185,6 +185,13 @@ static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t 
             pos = vf->chunks[vf->by_start[ci]].start;
             continue;
         }
+        if (view_chunk_needs_selection(vf, &vf->chunks[ci])) {
+            e = view_file_ensure_selected(env, vr->view, &vr->real, vf, tok);
+            if (e < 0 || vf->state == VF_REAL) {
+                pthread_mutex_unlock(&vf->lock);
+                return e < 0 ? e : READ_FILE_REAL;
+            }
+        }
         e = chunk_plan_ensure(env, vr->view, &vr->real, vf, ci, tok);
         if (e < 0) {
             pthread_mutex_unlock(&vf->lock);

@@ -61,7 +61,11 @@ static json_t *file_entry(const view_file *vf)
     } else {
         bad |= json_object_set_new(o, "state", json_string(vf->state == VF_READY ? "view" : "real"));
         bad |= json_object_set_new(o, "rows", json_integer((json_int_t)vf->total_rows));
-        bad |= json_object_set_new(o, "selected_rows", json_integer((json_int_t)vf->selected_rows));
+        /* null until a read needed the selection (one that only read real
+         * chunks did not evaluate it) */
+        bad |= json_object_set_new(o, "selected_rows", vf->state == VF_READY && vf->selection == SEL_DONE
+                                                           ? json_integer((json_int_t)vf->selected_rows)
+                                                           : json_null());
         bad |= put_counters(o, &vf->counts);
         if (vf->state == VF_REAL)
             bad |= json_object_set_new(o, "why_real", json_string(vf->why_real));

@@ -288,7 +288,10 @@ def test_readers(layout_name, matrix, mount):
                     continue
                 t = pq.read_table(local / f["path"], columns=["id", "sel"]).to_pylist()
                 n_sel = sum(1 for row in t if vd.eval_py(sel["where"], row))
-                if (f["rows"], f["selected_rows"]) != (layout.rows, n_sel):
+                # Without an OffsetIndex no chunk can be sieved: no read waits
+                # for the selection, so it is never evaluated.
+                want_sel = n_sel if layout.page_index else None
+                if (f["rows"], f["selected_rows"]) != (layout.rows, want_sel):
                     failures.append(f"{name} {f['path']}: stats rows/selected_rows "
                                     f"{f['rows']}/{f['selected_rows']} != {layout.rows}/{n_sel}")
     assert not failures, "\n".join(failures[:30])
@@ -349,7 +352,9 @@ def test_predicate_types(layout_name, matrix, mount):
             failures.append(f"{w!r} AND i64 > 0: differs")
         n = duck_rows(f"SELECT count(*) FROM read_parquet('{local}') WHERE {w}")[0][0]
         f = {x["path"]: x for x in vd.view_stats(m.mp, name)["files"]}.get(key)
-        if f is None or f["selected_rows"] != n:
+        # None: no read needed the selection (DuckDB skipped every row group
+        # by its statistics), possible only when nothing is selected.
+        if f is None or f["selected_rows"] not in ((n, None) if n == 0 else (n,)):
             failures.append(f"{w!r}: stats selected_rows {f and f['selected_rows']} != {n}")
         TALLY.add(layout_name, vd.view_stats(m.mp, name))
     assert not failures, "\n".join(failures)

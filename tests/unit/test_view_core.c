@@ -389,6 +389,41 @@ Test(view_core, filter_columns_and_the_footer_are_real)
     free(view);
 }
 
+/* The selection waits for a read that needs it: reading the footer and a
+ * filter chunk evaluates nothing (selected_rows null), a read of another
+ * column's chunk then does. */
+Test(view_core, reads_of_real_chunks_do_not_wait_for_the_selection)
+{
+    cr_assert_eq(write_hint("s", "{\"where\": \"i32 = 30\"}"), 0);
+    parquet_footer ft = footer_of(pq, pq_len);
+    uint64_t off0, len0, off1, len1;
+    cr_assert(pq_column_chunk_range(&ft.meta->row_groups[0].columns[0], &off0, &len0));
+    cr_assert(pq_column_chunk_range(&ft.meta->row_groups[0].columns[1], &off1, &len1));
+    parquet_footer_clear(&ft);
+    sv_file *f;
+    sv_open_flags of;
+    cr_assert_eq(sv_fs_open(fs, (uint64_t)lookup(".sieve/views/s/" REL), O_RDONLY, &f, &of, NULL), 0);
+    const uint64_t reads[][2] = {{pq_len - 8, 8}, {off0, len0}, {off1, len1}};
+    for (int i = 0; i < 3; i++) {
+        struct iovec iov[SV_READ_MAX_IOV];
+        size_t niov;
+        sv_read_pins pins;
+        ssize_t r = sv_fs_read_pinned(fs, f, reads[i][0], reads[i][1], iov, SV_READ_MAX_IOV, &niov, &pins, NULL);
+        cr_assert_eq(r, (ssize_t)reads[i][1], "read %d", i);
+        sv_fs_read_release(fs, &pins);
+        json_t *st = stats_of("s");
+        json_t *file = json_array_get(json_object_get(st, "files"), 0);
+        cr_assert_str_eq(json_string_value(json_object_get(file, "state")), "view");
+        json_t *n = json_object_get(file, "selected_rows");
+        if (i < 2)
+            cr_assert(json_is_null(n), "read %d (footer, filter chunk) evaluated the selection", i);
+        else
+            cr_assert_eq(json_integer_value(n), 1, "the i64 chunk needed the selection");
+        json_decref(st);
+    }
+    sv_fs_release(fs, f);
+}
+
 Test(view_core, rejected_hints_say_why)
 {
     cr_assert_eq(write_hint("bad", "{\"where\": \"nosuch = 1\"}"), -EINVAL);
