@@ -302,7 +302,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help=f"TPC-H SF {QUICK_SCALE:g}, 90 columns, uncompressed, "
-                      "pyarrow and DuckDB layouts, wan link, 0.1%% and 0.02%% scattered, 0.1%% clustered, "
+                      "pyarrow and DuckDB layouts, wan link, 0.1%% scattered, 0.1%% clustered, "
                       "the full scan (default)")
     mode.add_argument("--full", action="store_true", help="TPC-H SF10, 90 and 416 columns, none and zstd, links wan/region/lan, "
                       "all seven queries")

@@ -263,9 +263,9 @@ def _profile_lines(runs: list) -> list:
     if not sieve:
         return lines + ["No sievefs run.", ""]
     if all(r.get("sieve_profile") is None for r in sieve):
-        return lines + [f"no profile: none of the {len(sieve)} sievefs mounts had `.sieve/profile` (this sievefs "
-                        "does not expose one yet; its views then price a request at `--request-cost` instead of the "
-                        "measured link: see the Method section).", ""]
+        return lines + [f"no profile: none of the {len(sieve)} sievefs mounts had `.sieve/profile` (no link "
+                        "measured, e.g. `--warmup none`: its views then read no page partially; see the Method "
+                        "section).", ""]
     lines += ["| link | table | query | reader | contender | pair | init s | profile at start | profile at end |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in sieve:
@@ -391,14 +391,13 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "object on every seek, 50 s instead of 3 s for a 90-column query at `wan`), and the reader's "
               "own S3 client (pyarrow `S3FileSystem`, deltalake with an `s3://` URI; DuckDB's httpfs "
               "extension cannot be downloaded here, so DuckDB has no direct run). Each run mounts afresh. "
-              "Without a measured connection profile (`.sieve/profile`, from `--warmup`) a view prices "
-              "requests with `--request-cost` (default 128K): a page with selected rows is read partially "
-              "when that fetches under 75 % of it once each request counts 128 KiB. On the quick tables "
-              "the clustered 0.1 % (one contiguous run of rows in each 400–800 KB page) pays, the "
-              "scattered 0.1 % (about 100 rows spread over each page, a request each) does not, so there "
-              "the view reads pages whole, like the plain path; pages without a selected row are "
-              "synthesized. DuckDB's files have no OffsetIndex, so views serve their chunks whole (no page "
-              "decisions). A sievefs that plans with a measured profile changes these decisions.",
+              "Each sievefs mount measures the link first (`--warmup automatic`: latency, new-connection "
+              "cost, bandwidth, the capacity curve; `.sieve/profile`) and a view plans with that profile "
+              "([cost_model.md](cost_model.md)): a file's pages are read partially only when its partial "
+              "plan, rounds included, is estimated more than 10 % faster than reading them whole; without "
+              "a profile views read no page partially. Pages without a selected row are synthesized either "
+              "way. DuckDB's files have no OffsetIndex, so views serve their chunks whole (no page "
+              "decisions, and their reads do not wait for the selection).",
               "- Before anything is timed, every contender's result is compared with the same reader on the "
               "local files (on the unshaped link), and the local result's row count with the generator's. "
               "Timed runs alternate the contender order, at least 3 pairs; tables show medians. init = mount "
