@@ -1,6 +1,7 @@
 """docs/benchmarks.md and docs/img/*.png from the runs of scripts/bench."""
 from __future__ import annotations
 
+import os
 import platform
 import statistics
 import subprocess
@@ -19,7 +20,8 @@ LAYOUT_TEXT = {
 
 def _versions() -> str:
     out = []
-    for name, argv in (("sievefs", ["build/sievefs", "--version"]), ("s3fs", ["s3fs", "--version"]),
+    sievefs = os.environ.get("SIEVEFS_BIN", "build/sievefs")  # the binary the runs used (bench_mount.BIN)
+    for name, argv in (("sievefs", [sievefs, "--version"]), ("s3fs", ["s3fs", "--version"]),
                        ("rclone", ["rclone", "version"])):
         try:
             r = subprocess.run(argv, capture_output=True, text=True, timeout=10,
