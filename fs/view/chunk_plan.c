@@ -227,7 +227,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         sv_log_level level = SV_LOG_DEBUG;
         if (ch->real)
             why = "filter column", reason = CHUNK_FILTER_COLUMN;
-        else if (lf->max_rep > 0 || lf->max_def > 1)
+        else if (!view_leaf_is_flat(lf))
             why = "nested column", reason = CHUNK_NESTED;
         else if (!cost_link_allows_partial(&link))
             why = "no connection profile", reason = CHUNK_NO_PROFILE;

@@ -75,6 +75,7 @@ void view_file_free(view_file *vf)
     free(vf->sel);
     free(vf->filter_col);
     free(vf->want_col);
+    pred_bound_free(vf->pred);
     footer_cache_put(vf->footers, vf->footer);
     free(vf->relpath);
     pthread_mutex_destroy(&vf->lock);
@@ -189,11 +190,15 @@ bool view_chunk_has_offset_index(const pq_column_chunk *cc, uint64_t size)
            (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length <= size;
 }
 
-bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch)
+bool view_leaf_is_flat(const pq_leaf *lf)
 {
-    const pq_leaf *lf = &vf->meta->leaves[ch->col];
-    return ch->state != CH_PLANNED && !ch->real && lf->max_rep == 0 && lf->max_def <= 1 &&
-           view_chunk_has_offset_index(&vf->meta->row_groups[ch->rg].columns[ch->col], vf->size);
+    return lf->max_rep == 0 && lf->max_def <= 1;
+}
+
+bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size)
+{
+    return ch->state != CH_PLANNED && !ch->real && view_leaf_is_flat(&vf->meta->leaves[ch->col]) &&
+           view_chunk_has_offset_index(&vf->meta->row_groups[ch->rg].columns[ch->col], size);
 }
 
 /* Footer and chunk table. On any failure the file is served real (why_real
@@ -212,7 +217,6 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         vf_real(vf, "", "encrypted file");
         return;
     }
-    vf->size = pf->obj.size;
     vf->total_rows = (uint64_t)(m->num_rows > 0 ? m->num_rows : 0);
     vf->sel = calloc(m->n_row_groups ? m->n_row_groups : 1, sizeof *vf->sel);
     vf->filter_col = calloc(m->n_leaves ? m->n_leaves : 1, sizeof *vf->filter_col);
@@ -225,15 +229,13 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         return;
     }
     if (h->pred) {
-        pred_bound *b = NULL;
         pred_error perr;
-        if (pred_bind(h->pred, m, &b, &perr) != PRED_OK) {
+        if (pred_bind(h->pred, m, &vf->pred, &perr) != PRED_OK) {
             vf_real(vf, "where does not fit this file: ", perr.msg);
             return;
         }
-        for (size_t i = 0; i < pred_bound_ncols(b); i++)
-            vf->filter_col[pred_bound_leaf(b, i)] = true;
-        pred_bound_free(b);
+        for (size_t i = 0; i < pred_bound_ncols(vf->pred); i++)
+            vf->filter_col[pred_bound_leaf(vf->pred, i)] = true;
     }
     for (uint32_t i = 0; i < m->n_leaves; i++)
         vf->want_col[i] = h->n_columns == 0;
@@ -251,26 +253,18 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     (void)build_chunks(pf, vf);
 }
 
-/* The selection of every row group (select_rows), bound anew to the file:
- * 0, or -1 with err set. Called with vf->lock not held. */
+/* The selection of every row group (select_rows) with the predicate bound
+ * by prepare: 0, or -1 with err set. Called with vf->lock not held. */
 static int evaluate_selection(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
                               uint64_t *selected_rows, sv_error *err, const sv_cancel *reader)
 {
-    pred_bound *b = NULL;
-    if (v->hint->pred) {
-        pred_error perr;
-        if (pred_bind(v->hint->pred, vf->meta, &b, &perr) != PRED_OK)
-            return sv_fail(err, SELECTION_E_LAYOUT, 0, "where does not fit this file: %s", perr.msg);
-    }
     /* A deadline of its own (the reader's may be nearly spent), and the
      * interrupt of the reader whose thread evaluates: given up, it is a
      * failed selection (the file is served real, as on a failed fetch).
      * TODO: evaluate off the reader's thread, so no interrupt costs it. */
     sv_cancel tok;
     object_io_cancel_init_under(env->plain->io, &tok, reader);
-    int rc = select_rows(env, v->hint, pf, vf, b, selected_rows, err, &tok);
-    pred_bound_free(b);
-    return rc;
+    return select_rows(env, v->hint, pf, vf, vf->pred, selected_rows, err, &tok);
 }
 
 int view_file_ensure_selected(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,

@@ -23,6 +23,7 @@
 #include "page_map.h"
 #include "page_plan.h"
 #include "plain.h"
+#include "predicate.h"
 #include "row_ranges.h"
 #include "view_registry.h"
 #include "view_stats.h"
@@ -69,12 +70,12 @@ typedef struct view_file {
     const pq_file_meta *meta;     /* footer->meta */
     sel_state selection;          /* sel and selected_rows are valid once SEL_DONE */
     row_ranges *sel;              /* per row group, rows relative to the group */
+    pred_bound *pred;             /* the hint's predicate bound to meta; NULL without one */
     bool *filter_col;             /* per leaf */
     bool *want_col;               /* per leaf: named by the hint's columns (or all) */
     vchunk *chunks;               /* n_row_groups * n_leaves */
     size_t n_chunks;
     size_t *by_start;             /* chunk indices sorted by start */
-    uint64_t size;                /* the object's bytes */
     uint64_t total_rows, selected_rows;
     bool columns_planned;         /* the hint's columns were planned together */
     view_counters counts;
@@ -96,8 +97,12 @@ int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain
 
 /* Whether chunk ch (of a VF_READY file) must wait for the selection before
  * it is planned: a column the hint wants, not a filter column, not nested,
- * with an OffsetIndex (without one, no page of it can be sieved yet). */
-bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch);
+ * with an OffsetIndex lying within the object's `size` bytes (without one,
+ * no page of it can be sieved yet). */
+bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size);
+
+/* Whether a leaf is flat enough to sieve: not repeated, at most optional. */
+bool view_leaf_is_flat(const pq_leaf *lf);
 
 /* Whether cc's OffsetIndex lies within a file of `size` bytes, at a sane size. */
 bool view_chunk_has_offset_index(const pq_column_chunk *cc, uint64_t size);

@@ -185,7 +185,7 @@ static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t 
             pos = vf->chunks[vf->by_start[ci]].start;
             continue;
         }
-        if (view_chunk_needs_selection(vf, &vf->chunks[ci])) {
+        if (view_chunk_needs_selection(vf, &vf->chunks[ci], vr->real.obj.size)) {
             e = view_file_ensure_selected(env, vr->view, &vr->real, vf, tok);
             if (e < 0 || vf->state == VF_REAL) {
                 pthread_mutex_unlock(&vf->lock);
