@@ -4,13 +4,18 @@
 #include <string.h>
 
 #define CONTINUATION_TOLERANCE (1u << 20) /* kernel reads arrive out of order across FUSE threads */
-#define CONTINUATION_PROOF (512u << 10)
+#define KERNEL_DEFAULT_READAHEAD (128u << 10)
+#define PAGE_ROUNDING 4096u /* the kernel rounds a reader's last byte up to its page */
+
+uint64_t prefetch_continuation_proof(const prefetch_config *cfg)
+{
+    const uint64_t ra = cfg->kernel_readahead ? cfg->kernel_readahead : KERNEL_DEFAULT_READAHEAD;
+    return 2 * ra + PAGE_ROUNDING;
+}
 
 bool read_pattern_init(read_pattern *p, const parquet_layout *layout)
 {
     memset(p, 0, sizeof *p);
-    p->last_chunk = SIZE_MAX;
-    p->entered_chunk = SIZE_MAX;
     pthread_mutex_init(&p->lock, NULL);
     if (layout) {
         p->n_chunks = layout->n_chunks;
@@ -28,8 +33,37 @@ void read_pattern_destroy(read_pattern *p)
     p->chunk_fetched = NULL;
 }
 
-bool prefetch_chunk_of_read(object_io *io, const object_ref *o, const parquet_layout *layout, read_pattern *p,
-                            uint64_t off, size_t size)
+/* The stream a read at off continues (the nearest whose next read is within
+ * the tolerance), or NULL. Called with p->lock held. */
+static read_stream *stream_of_read(read_pattern *p, uint64_t off)
+{
+    read_stream *best = NULL;
+    uint64_t best_gap = UINT64_MAX;
+    for (size_t i = 0; i < READ_STREAMS; i++) {
+        read_stream *s = &p->streams[i];
+        if (s->next == 0)
+            continue;
+        uint64_t gap = off > s->next ? off - s->next : s->next - off;
+        if (gap <= CONTINUATION_TOLERANCE && gap < best_gap)
+            best = s, best_gap = gap;
+    }
+    return best;
+}
+
+/* A slot for a new stream: an unused one, or the least recently used,
+ * reset. Called with p->lock held. */
+static read_stream *stream_slot(read_pattern *p)
+{
+    read_stream *s = &p->streams[0];
+    for (size_t i = 1; i < READ_STREAMS && s->next != 0; i++)
+        if (p->streams[i].next == 0 || p->streams[i].last_use < s->last_use)
+            s = &p->streams[i];
+    *s = (read_stream){.chunk = SIZE_MAX, .entered_chunk = SIZE_MAX};
+    return s;
+}
+
+bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
+                            const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size)
 {
     if (!layout || !p->chunk_fetched || size == 0)
         return false;
@@ -44,23 +78,26 @@ bool prefetch_chunk_of_read(object_io *io, const object_ref *o, const parquet_la
     const uint64_t end = off + size;
     bool trigger = false;
     pthread_mutex_lock(&p->lock);
-    bool continues = p->seq_next > 0 && off + CONTINUATION_TOLERANCE >= p->seq_next &&
-                     off <= p->seq_next + CONTINUATION_TOLERANCE;
+    read_stream *s = stream_of_read(p, off);
+    const bool continues = s != NULL;
+    if (!s)
+        s = stream_slot(p);
     if (!p->chunk_fetched[idx]) {
         if (!continues) {
             trigger = true;
-        } else if (p->last_chunk != idx && p->entered_chunk != idx) {
-            p->entered_chunk = idx; /* entered by running on from another chunk */
-            p->entered_at = from;
+        } else if (s->chunk != idx && s->entered_chunk != idx) {
+            s->entered_chunk = idx; /* entered by running on from another chunk */
+            s->entered_at = from;
         }
-        if (p->entered_chunk == idx && end >= p->entered_at + CONTINUATION_PROOF)
+        if (s->entered_chunk == idx && end >= s->entered_at + prefetch_continuation_proof(cfg))
             trigger = true;
         if (trigger)
             p->chunk_fetched[idx] = 1;
     }
-    p->last_chunk = idx;
-    if (!continues || end > p->seq_next)
-        p->seq_next = end;
+    s->chunk = idx;
+    if (!continues || end > s->next)
+        s->next = end;
+    s->last_use = ++p->clock;
     pthread_mutex_unlock(&p->lock);
     if (trigger)
         object_prefetch_parts(io, o, from, c->end);
@@ -70,7 +107,7 @@ bool prefetch_chunk_of_read(object_io *io, const object_ref *o, const parquet_la
 bool prefetch_after_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
                          const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size)
 {
-    if (prefetch_chunk_of_read(io, o, layout, p, off, size))
+    if (prefetch_chunk_of_read(io, cfg, o, layout, p, off, size))
         return false;
     const uint64_t bs = object_io_block_size(io);
     uint64_t end = off + size;

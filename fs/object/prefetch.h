@@ -3,7 +3,9 @@
  *  - Parquet-aware: a read that starts inside a column chunk fetches the rest
  *    of that chunk, in parallel parts, and nothing beyond it. A chunk the
  *    reads merely run on into (kernel readahead past the end of a read) is
- *    fetched only once they have gone CONTINUATION_PROOF bytes into it.
+ *    fetched only once they have gone further into it than the kernel reads
+ *    ahead (prefetch_continuation_proof): readahead alone never fetches a
+ *    chunk the reader does not read.
  *  - Otherwise sequential: after min_streak sequential bytes, a window of
  *    half the streak (at most max_window) is kept ahead of the reader, so a
  *    reader that stops early has caused at most 50% extra transfer.
@@ -19,20 +21,40 @@
 #include "parquet_layout.h"
 
 typedef struct {
-    uint64_t min_streak; /* sequential bytes read before prefetch starts */
-    uint64_t max_window; /* largest sequential prefetch window */
+    uint64_t min_streak;       /* sequential bytes read before prefetch starts */
+    uint64_t max_window;       /* largest sequential prefetch window */
+    uint64_t kernel_readahead; /* the mount's kernel readahead window (0: the kernel's 128 KiB) */
 } prefetch_config;
+
+/* How far reads must run on into a chunk before it counts as read: past
+ * what the kernel's readahead can request beyond a reader's last byte (its
+ * current window and the next, asynchronous one), plus page rounding. */
+uint64_t prefetch_continuation_proof(const prefetch_config *cfg);
+
+/* One stream of reads through the column chunks: a reader's thread reading
+ * a run of chunks, and the kernel's readahead running on after it. */
+typedef struct {
+    uint64_t next;        /* where the stream would read next; 0: slot unused */
+    uint64_t last_use;    /* read_pattern.clock at its latest read */
+    size_t chunk;         /* chunk of its previous read, or SIZE_MAX */
+    size_t entered_chunk; /* chunk it ran on into, or SIZE_MAX */
+    uint64_t entered_at;  /* where it entered it */
+} read_stream;
+
+/* Readers read several row groups at once from one handle (pyarrow, DuckDB
+ * threads): each is followed as a stream of its own, so one thread's
+ * readahead is not mistaken for another's jump into a new chunk. */
+#define READ_STREAMS 8
 
 /* The read pattern of one open file. The kernel sends reads of one handle
  * from several FUSE threads at once, so it has its own lock. */
 typedef struct {
     pthread_mutex_t lock;     /* guards the fields below */
-    uint64_t seq_next;        /* where a sequential reader would read next */
+    uint64_t seq_next;        /* where a sequential reader would read next (outside chunks) */
     uint64_t streak_bytes;    /* bytes read in the current sequential streak */
     uint64_t prefetched_to;   /* end of what prefetch has already requested */
-    size_t last_chunk;        /* chunk of the previous read, or SIZE_MAX */
-    size_t entered_chunk;     /* chunk the reads ran on into, or SIZE_MAX */
-    uint64_t entered_at;      /* where they entered it */
+    read_stream streams[READ_STREAMS];
+    uint64_t clock;           /* counts reads into chunks, to age streams */
     uint8_t *chunk_fetched;   /* per layout chunk: whole-chunk prefetch started */
     size_t n_chunks;
 } read_pattern;
@@ -50,7 +72,7 @@ bool prefetch_after_read(object_io *io, const prefetch_config *cfg, const object
 
 /* The Parquet-aware rule alone (views use it for chunks served real): false
  * when the read is outside every chunk. */
-bool prefetch_chunk_of_read(object_io *io, const object_ref *o, const parquet_layout *layout,
-                            read_pattern *p, uint64_t off, size_t size);
+bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
+                            const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size);
 
 #endif

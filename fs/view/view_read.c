@@ -105,7 +105,8 @@ static ssize_t serve_chunk(object_io *io, const object_ref *o, const vchunk *ch,
  * each), neighbours joined into one span (a large read across many chunks
  * would otherwise make a request per chunk). Planned chunks are immutable, so
  * this needs no lock. */
-static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, uint64_t off, size_t size)
+static void start_fetches(object_io *io, const prefetch_config *cfg, plain_file *pf, const view_file *vf,
+                          uint64_t off, size_t size)
 {
     const object_ref *o = &pf->obj;
     uint64_t end = off + size;
@@ -133,7 +134,7 @@ static void start_fetches(object_io *io, plain_file *pf, const view_file *vf, ui
     size_t ci;
     const vchunk *probe = view_chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
     if (probe && probe->all_real)
-        (void)prefetch_chunk_of_read(io, o, plain_file_layout(pf), &pf->pattern, off, size);
+        (void)prefetch_chunk_of_read(io, cfg, o, plain_file_layout(pf), &pf->pattern, off, size);
 }
 
 /* Whether every byte of [off, end) is real: in no chunk, in a chunk served
@@ -231,7 +232,7 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
         return kind;
     if (kind == READ_FILE_REAL)
         return read_real_into(io, &vr->real.obj, off, size, buf, tok);
-    start_fetches(io, &vr->real, vr->vf, off, size);
+    start_fetches(io, &r->env.plain->cfg.prefetch, &vr->real, vr->vf, off, size);
     return assemble(io, vr, off, size, buf, tok);
 }
 
@@ -249,7 +250,7 @@ ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_
     if (kind == READ_FILE_REAL)
         return plain_file_read(r->env.plain, &vr->real, off, size, out->iov, out->maxiov, &out->niov,
                                &out->pins, NULL, tok);
-    start_fetches(io, &vr->real, vr->vf, off, size);
+    start_fetches(io, &r->env.plain->cfg.prefetch, &vr->real, vr->vf, off, size);
     /* Real bytes go out from the cache's blocks, as on the plain path: a
      * copy into a fresh buffer cost a full scan through a view about 10 %
      * on loopback. */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "mem_store.h"
 #include "object_read.h"
+#include "prefetch.h"
 
 #define BS (16u << 10)
 
@@ -250,6 +251,67 @@ Test(object_read, a_fetch_another_reader_waits_for_is_kept)
     object_pins_release(io, &keep);
     mem_store_drain(m);
     cr_assert_eq(mem_store_counts_now(m).cancelled, before.cancelled, "nothing was dropped");
+    object_ref_free(&o);
+}
+
+/* A reader that reads chunk 0 to its end, and the kernel's readahead running
+ * on up to twice its window into chunk 1: chunk 1 is not fetched whole until
+ * the reads go further into it than readahead can. */
+Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
+{
+    object_ref o = ref_of("obj", 109);
+    byte_span spans[] = {{0, 1u << 20}, {1u << 20, 2u << 20}, {2u << 20, data_len}};
+    parquet_layout l = {.chunks = spans, .n_chunks = 3};
+    const uint64_t ra = 384u << 10, step = 128u << 10;
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    cr_assert_eq(prefetch_continuation_proof(&cfg), 2 * ra + 4096);
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l));
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    for (uint64_t off = 0; off < (1u << 20) + 2 * ra; off += step)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, off, (size_t)step));
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, 1u << 20, "chunk 0 only: %llu",
+                 (unsigned long long)(mem_store_counts_now(m).get_bytes - before));
+    /* One read further: the reader reads chunk 1, the rest of which is fetched. */
+    const uint64_t off = (1u << 20) + 2 * ra;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, off, (size_t)step));
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, (1u << 20) + ((2u << 20) - off));
+    /* Without a configured window, the kernel's default (128 KiB) is assumed. */
+    prefetch_config dflt = {0};
+    cr_assert_eq(prefetch_continuation_proof(&dflt), 2 * (128u << 10) + 4096);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
+/* Two threads of a reader read chunks 0 and 2 at once, interleaved; each
+ * one's readahead runs on into the chunk after it. Neither is mistaken for a
+ * jump into a new chunk: chunks 1 and 3 are not fetched whole. */
+Test(object_read, interleaved_readers_each_keep_their_stream)
+{
+    object_ref o = ref_of("obj", 110);
+    const uint64_t q = 768u << 10;
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, data_len}};
+    parquet_layout l = {.chunks = spans, .n_chunks = 4};
+    const uint64_t ra = 128u << 10;
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l));
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    for (uint64_t d = 0; d < q + 2 * ra; d += ra) {
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 2 * q + d, (size_t)ra));
+    }
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, 2 * q, "chunks 0 and 2 only: %llu",
+                 (unsigned long long)(mem_store_counts_now(m).get_bytes - before));
+    /* The first thread reads on past what readahead reaches: chunk 1 is read,
+     * and the rest of it fetched. */
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q + 2 * ra, (size_t)ra));
+    mem_store_drain(m);
+    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, 2 * q + (q - 2 * ra));
+    read_pattern_destroy(&rp);
     object_ref_free(&o);
 }
 
