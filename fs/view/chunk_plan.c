@@ -231,9 +231,19 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             why = "nested column", reason = CHUNK_NESTED;
         else if (!cost_link_allows_partial(&link))
             why = "no connection profile", reason = CHUNK_NO_PROFILE;
-        else if (!view_chunk_has_offset_index(cc, o->size))
-            why = "no offset index", reason = CHUNK_NO_OFFSET_INDEX;
-        if (!why) {
+        /* Without an OffsetIndex, a chunk the metadata allows to be one data
+         * page is mapped as one; the page planner's header check confirms
+         * it (or serves the page real) before any byte of it is changed. */
+        bool predicted = false;
+        if (!why && !view_chunk_has_offset_index(cc, o->size)) {
+            pq_column_ctx ctx = pq_column_ctx_of(m, ch->rg, ch->col);
+            tc_error terr;
+            if (pq_page_map_predict_single_page(&ctx, &ch->pm, &terr) == TC_OK)
+                predicted = true;
+            else
+                why = "no offset index", reason = CHUNK_NO_OFFSET_INDEX;
+        }
+        if (!why && !predicted) {
             uint8_t *oib = malloc((size_t)cc->offset_index_length);
             pq_offset_index oi;
             tc_error terr;

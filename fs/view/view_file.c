@@ -195,10 +195,18 @@ bool view_leaf_is_flat(const pq_leaf *lf)
     return lf->max_rep == 0 && lf->max_def <= 1;
 }
 
+bool view_chunk_has_page_map(const pq_file_meta *m, uint32_t rg, uint32_t col, uint64_t size)
+{
+    if (view_chunk_has_offset_index(&m->row_groups[rg].columns[col], size))
+        return true;
+    pq_column_ctx ctx = pq_column_ctx_of(m, rg, col);
+    return pq_page_map_single_page_ruled_out(&ctx) == NULL;
+}
+
 bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size)
 {
     return ch->state != CH_PLANNED && !ch->real && view_leaf_is_flat(&vf->meta->leaves[ch->col]) &&
-           view_chunk_has_offset_index(&vf->meta->row_groups[ch->rg].columns[ch->col], size);
+           view_chunk_has_page_map(vf->meta, ch->rg, ch->col, size);
 }
 
 /* Footer and chunk table. On any failure the file is served real (why_real

@@ -97,12 +97,17 @@ int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain
 
 /* Whether chunk ch (of a VF_READY file) must wait for the selection before
  * it is planned: a column the hint wants, not a filter column, not nested,
- * with an OffsetIndex lying within the object's `size` bytes (without one,
- * no page of it can be sieved yet). */
+ * with a page map (view_chunk_has_page_map) in an object of `size` bytes:
+ * without one, no page of it can be sieved yet. */
 bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size);
 
 /* Whether a leaf is flat enough to sieve: not repeated, at most optional. */
 bool view_leaf_is_flat(const pq_leaf *lf);
+
+/* Whether a page map of chunk (rg, col) can be had: an OffsetIndex within
+ * the object's `size` bytes, or metadata that allows one data page
+ * (pq_page_map_predict_single_page). */
+bool view_chunk_has_page_map(const pq_file_meta *m, uint32_t rg, uint32_t col, uint64_t size);
 
 /* Whether cc's OffsetIndex lies within a file of `size` bytes, at a sane size. */
 bool view_chunk_has_offset_index(const pq_column_chunk *cc, uint64_t size);

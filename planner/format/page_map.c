@@ -238,6 +238,55 @@ fail:
     return s;
 }
 
+const char *pq_page_map_single_page_ruled_out(const pq_column_ctx *col)
+{
+    if (!col || !col->chunk || !col->leaf)
+        return "no column chunk given";
+    const pq_column_chunk *c = col->chunk;
+    uint64_t start = 0, len = 0;
+    if (!pq_column_chunk_range(c, &start, &len))
+        return "the column chunk has no valid byte range";
+    if (col->leaf->max_rep > 0 || col->leaf->max_def > 1)
+        return "nested column: rows are not values";
+    if (c->data_page_offset < 0 || (uint64_t)c->data_page_offset < start ||
+        (uint64_t)c->data_page_offset >= start + len ||
+        start + len - (uint64_t)c->data_page_offset > INT32_MAX)
+        return "data_page_offset is not a page of the chunk";
+    if (c->n_encoding_stats > 0) {
+        int64_t data_pages = 0;
+        for (uint32_t i = 0; i < c->n_encoding_stats; i++)
+            if (c->encoding_stats[i].page_type == PQ_PAGE_DATA ||
+                c->encoding_stats[i].page_type == PQ_PAGE_DATA_V2)
+                data_pages += c->encoding_stats[i].count;
+        if (data_pages != 1)
+            return "encoding_stats count several data pages";
+    }
+    return NULL;
+}
+
+tc_status pq_page_map_predict_single_page(const pq_column_ctx *col, pq_page_map *out, tc_error *err)
+{
+    const char *why = pq_page_map_single_page_ruled_out(col);
+    if (why) {
+        memset(out, 0, sizeof *out);
+        out->dict_page = -1;
+        return sv_fail(err, TC_E_INVALID, 0, "%s", why);
+    }
+    const pq_column_chunk *c = col->chunk;
+    uint64_t start = 0, len = 0;
+    (void)pq_column_chunk_range(c, &start, &len);
+    pq_page_location one = {
+        .offset = c->data_page_offset,
+        .compressed_page_size = (int32_t)(start + len - (uint64_t)c->data_page_offset),
+        .first_row_index = 0,
+    };
+    pq_offset_index oi = {.pages = &one, .n_pages = 1};
+    tc_status s = pq_page_map_from_offset_index(col, &oi, out, err);
+    if (s == TC_OK)
+        out->predicted = true;
+    return s;
+}
+
 tc_status pq_page_map_set_header(pq_page_map *pm, uint32_t i, const uint8_t *buf, size_t len,
                                  tc_error *err)
 {

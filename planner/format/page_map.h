@@ -84,7 +84,8 @@ typedef struct {
     uint32_t n_pages;
     uint32_t n_data_pages;
     int32_t dict_page;         /* index of the dictionary page, -1 when none */
-    bool has_offset_index;     /* row ranges come from an OffsetIndex */
+    bool has_offset_index;     /* row ranges come from an OffsetIndex (or its prediction) */
+    bool predicted;            /* the one-page prediction of pq_page_map_predict_single_page */
     bool headers_walked;       /* every header was parsed from the chunk bytes */
     /* The column chunk. */
     pq_physical_type type;
@@ -115,6 +116,20 @@ void pq_page_map_free(pq_page_map *pm);
  * row group. Header fields stay unknown (has_header false). */
 tc_status pq_page_map_from_offset_index(const pq_column_ctx *col, const pq_offset_index *oi,
                                         pq_page_map *out, tc_error *err);
+
+/* For a chunk without an OffsetIndex, the map its metadata predicts when
+ * it holds one data page (DuckDB's layout): that page runs from
+ * data_page_offset to the chunk end and holds every row of the row group;
+ * bytes before it are the dictionary page, as from an OffsetIndex. Made only
+ * for flat columns, and only when encoding_stats (if the writer gave them)
+ * count one data page. Header fields stay unknown: the prediction holds only
+ * once the page's header confirms size, kind and rows (pq_page_map_set_header
+ * or the page planner's header check), and a chunk of several pages
+ * contradicts it. TC_E_INVALID when the metadata rules one page out. */
+tc_status pq_page_map_predict_single_page(const pq_column_ctx *col, pq_page_map *out, tc_error *err);
+
+/* Why the metadata rules out that prediction (a stable phrase), or NULL. */
+const char *pq_page_map_single_page_ruled_out(const pq_column_ctx *col);
 
 /* By walking the page headers in chunk[0..chunk_len), which must hold the
  * whole column chunk (chunk_len == its total_compressed_size). Checks that the

@@ -398,8 +398,9 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "([cost_model.md](cost_model.md)): a file's pages are read partially only when its partial "
               "plan, rounds included, is estimated more than 10 % faster than reading them whole; without "
               "a profile views read no page partially. Pages without a selected row are synthesized either "
-              "way. DuckDB's files have no OffsetIndex, so views serve their chunks whole (no page "
-              "decisions, and their reads do not wait for the selection).",
+              "way. DuckDB's files have no OffsetIndex; their single-page chunks are mapped from the "
+              "metadata and confirmed by each page's header (DuckDB's default Snappy pages holding a "
+              "selected row stay real).",
               "- Before anything is timed, every contender's result is compared with the same reader on the "
               "local files (on the unshaped link), and the local result's row count with the generator's. "
               "Timed runs alternate the contender order, at least 3 pairs; tables show medians. init = mount "

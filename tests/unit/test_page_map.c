@@ -382,6 +382,79 @@ Test(mismatch, offset_index_vs_headers)
     pq_offset_index_free(&oi);
 }
 
+/* Every flat chunk of every fixture: where the metadata allows one data
+ * page, the predicted map is confirmed page by page by the chunk's own
+ * headers exactly when the walked chunk has one data page, and equals that
+ * walk; a chunk of several pages contradicts it at its data page. */
+Test(fixtures, single_page_prediction_is_confirmed_or_contradicted_by_headers)
+{
+    int confirmed = 0, contradicted = 0, ruled_out_by_stats = 0;
+    for (int i = 0; i < n_loaded; i++) {
+        fixture *f = &loaded[i];
+        for (uint32_t g = 0; g < f->m->n_row_groups; g++)
+            for (uint32_t c = 0; c < f->m->n_leaves; c++) {
+                const pq_column_ctx ctx = pq_column_ctx_of(f->m, g, c);
+                if (ctx.leaf->max_rep > 0 || ctx.leaf->max_def > 1 || ctx.row_group_rows <= 0)
+                    continue;
+                size_t clen;
+                const uint8_t *chunk = chunk_bytes(f, &ctx, &clen);
+                tc_error err;
+                pq_page_map walk, pred;
+                cr_assert_eq(pq_page_map_from_chunk(&ctx, chunk, clen, &walk, &err), TC_OK, "%s: %s",
+                             f->name, err.msg);
+                const char *why = pq_page_map_single_page_ruled_out(&ctx);
+                if (why) {
+                    cr_expect_gt(walk.n_data_pages, 1, "%s rg %u col %u: one page ruled out (%s)", f->name,
+                                 g, c, why);
+                    ruled_out_by_stats += strstr(why, "encoding_stats") != NULL;
+                    cr_expect_eq(pq_page_map_predict_single_page(&ctx, &pred, &err), TC_E_INVALID);
+                    pq_page_map_free(&walk);
+                    continue;
+                }
+                cr_assert_eq(pq_page_map_predict_single_page(&ctx, &pred, &err), TC_OK, "%s", err.msg);
+                cr_assert(pred.predicted);
+                cr_assert_eq(pred.n_data_pages, 1);
+                tc_status worst = TC_OK;
+                for (uint32_t p = 0; p < pred.n_pages && worst == TC_OK; p++) {
+                    const uint64_t rel = pred.pages[p].offset - pred.chunk_offset;
+                    worst = pq_page_map_set_header(&pred, p, chunk + rel, clen - rel, &err);
+                }
+                if (walk.n_data_pages == 1) {
+                    cr_expect_eq(worst, TC_OK, "%s rg %u col %u: %s", f->name, g, c, err.msg);
+                    pq_mismatch mm;
+                    cr_expect_eq(pq_page_map_cross_check(&pred, &walk, &mm), TC_OK, "%s: %s", f->name, mm.msg);
+                    confirmed++;
+                } else {
+                    cr_expect_eq(worst, TC_E_MISMATCH, "%s rg %u col %u: %u pages predicted as one", f->name, g,
+                                 c, walk.n_data_pages);
+                    contradicted++;
+                }
+                pq_page_map_free(&pred);
+                pq_page_map_free(&walk);
+            }
+    }
+    cr_expect_gt(confirmed, 0, "DuckDB's single-page chunks are predicted");
+    cr_expect_gt(ruled_out_by_stats, 0, "pyarrow's encoding_stats rule several pages out");
+    cr_expect_eq(contradicted, 0, "every multi-page fixture chunk has encoding_stats");
+    /* A writer that gives no encoding_stats for a chunk of four pages: the
+     * prediction is made, and the first data page's header refutes it. */
+    fixture *f = find("v1_plain_none_noindex");
+    pq_column_ctx ctx = pq_column_ctx_of(f->m, 0, 1);
+    pq_column_chunk bare = *ctx.chunk;
+    bare.n_encoding_stats = 0;
+    ctx.chunk = &bare;
+    size_t clen;
+    const uint8_t *chunk = chunk_bytes(f, &ctx, &clen);
+    pq_page_map pred;
+    tc_error err;
+    cr_assert_eq(pq_page_map_predict_single_page(&ctx, &pred, &err), TC_OK, "%s", err.msg);
+    const uint32_t dp = pred.dict_page == 0 ? 1 : 0;
+    const uint64_t rel = pred.pages[dp].offset - pred.chunk_offset;
+    cr_expect_eq(pq_page_map_set_header(&pred, dp, chunk + rel, clen - rel, &err), TC_E_MISMATCH);
+    cr_expect_not(pred.pages[dp].has_header);
+    pq_page_map_free(&pred);
+}
+
 Test(mismatch, dictionary_page)
 {
     fixture *f = find("v1_dict_snappy_index");
