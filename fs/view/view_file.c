@@ -205,7 +205,10 @@ bool view_chunk_has_page_map(const pq_file_meta *m, uint32_t rg, uint32_t col, u
 
 bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size)
 {
-    return ch->state != CH_PLANNED && !ch->real && view_leaf_is_flat(&vf->meta->leaves[ch->col]) &&
+    /* A chunk being planned (CH_PLANNING) belongs to its planner, which
+     * writes ch->real without the lock; it was claimed with the selection
+     * it needs already made, so only an unplanned chunk can need one. */
+    return ch->state == CH_UNPLANNED && !ch->real && view_leaf_is_flat(&vf->meta->leaves[ch->col]) &&
            view_chunk_has_page_map(vf->meta, ch->rg, ch->col, size);
 }
 
