@@ -13,10 +13,15 @@ uint64_t parquet_layout_tail_hint(uint64_t file_size)
     return t < file_size ? t : file_size;
 }
 
-static int span_cmp(const void *a, const void *b)
+typedef struct {
+    byte_span span;
+    uint32_t column;
+} placed_chunk;
+
+static int placed_cmp(const void *a, const void *b)
 {
-    const byte_span *x = a, *y = b;
-    return x->start < y->start ? -1 : x->start > y->start ? 1 : 0;
+    const placed_chunk *x = a, *y = b;
+    return x->span.start < y->span.start ? -1 : x->span.start > y->span.start ? 1 : 0;
 }
 
 static void widen(byte_span *s, uint64_t start, uint64_t end)
@@ -38,9 +43,15 @@ bool parquet_layout_from_meta(const pq_file_meta *m, uint64_t file_size, parquet
     size_t n = 0;
     for (uint32_t g = 0; g < m->n_row_groups; g++)
         n += m->row_groups[g].n_columns;
+    placed_chunk *placed = calloc(n ? n : 1, sizeof *placed);
     out->chunks = calloc(n ? n : 1, sizeof *out->chunks);
-    if (!out->chunks)
+    out->column = calloc(n ? n : 1, sizeof *out->column);
+    if (!placed || !out->chunks || !out->column) {
+        free(placed);
+        parquet_layout_free(out);
         return false;
+    }
+    out->n_columns = m->n_leaves;
     for (uint32_t g = 0; g < m->n_row_groups; g++) {
         const pq_row_group *rg = &m->row_groups[g];
         for (uint32_t c = 0; c < rg->n_columns; c++) {
@@ -49,11 +60,8 @@ bool parquet_layout_from_meta(const pq_file_meta *m, uint64_t file_size, parquet
             /* Chunks in other files (file_path) or with nonsense ranges are not
              * prefetch targets; reads there get the generic path. */
             if (!cc->file_path.ptr && pq_column_chunk_range(cc, &off, &len) && len > 0 &&
-                off < file_size && len <= file_size - off) {
-                out->chunks[out->n_chunks].start = off;
-                out->chunks[out->n_chunks].end = off + len;
-                out->n_chunks++;
-            }
+                off < file_size && len <= file_size - off && c < m->n_leaves)
+                placed[out->n_chunks++] = (placed_chunk){{off, off + len}, c};
             if (cc->has_column_index && cc->column_index_offset >= 0 && cc->column_index_length > 0)
                 widen(&out->page_index, (uint64_t)cc->column_index_offset,
                       (uint64_t)cc->column_index_offset + (uint64_t)cc->column_index_length);
@@ -62,7 +70,12 @@ bool parquet_layout_from_meta(const pq_file_meta *m, uint64_t file_size, parquet
                       (uint64_t)cc->offset_index_offset + (uint64_t)cc->offset_index_length);
         }
     }
-    qsort(out->chunks, out->n_chunks, sizeof *out->chunks, span_cmp);
+    qsort(placed, out->n_chunks, sizeof *placed, placed_cmp);
+    for (size_t i = 0; i < out->n_chunks; i++) {
+        out->chunks[i] = placed[i].span;
+        out->column[i] = placed[i].column;
+    }
+    free(placed);
     out->footer.start = m->footer_offset;
     out->footer.end = file_size;
     if (out->page_index.end > file_size)
@@ -75,6 +88,7 @@ void parquet_layout_free(parquet_layout *l)
     if (!l)
         return;
     free(l->chunks);
+    free(l->column);
     memset(l, 0, sizeof *l);
 }
 

@@ -15,7 +15,9 @@ typedef struct {
 
 typedef struct {
     byte_span *chunks;    /* column chunks, sorted by start */
+    uint32_t *column;     /* per chunk: its column (leaf) index; NULL: unknown */
     size_t n_chunks;
+    uint32_t n_columns;   /* bound of column[] values */
     byte_span page_index; /* column and offset indexes; empty when absent */
     byte_span footer;     /* FileMetaData plus the 8-byte trailer */
 } parquet_layout;

@@ -6,6 +6,10 @@
 #define CONTINUATION_TOLERANCE (1u << 20) /* kernel reads arrive out of order across FUSE threads */
 #define KERNEL_DEFAULT_READAHEAD (128u << 10)
 #define PAGE_ROUNDING 4096u /* the kernel rounds a reader's last byte up to its page */
+#define ADJACENT_GAP 4096u  /* chunks this close count as one run of bytes */
+#define SPECULATED_CHUNKS 64 /* chunks one read may start fetching ahead */
+#define SPECULATION_SHARE 20 /* a stream speculates 1/20 of its streak into unread columns */
+#define STREAM_ENDED_AFTER (16u << 20) /* a stream others have read this far past has ended */
 
 uint64_t prefetch_continuation_proof(const prefetch_config *cfg)
 {
@@ -22,6 +26,13 @@ bool read_pattern_init(read_pattern *p, const parquet_layout *layout)
         p->chunk_fetched = calloc(p->n_chunks ? p->n_chunks : 1, 1);
         if (!p->chunk_fetched)
             return false;
+        if (layout->column) {
+            p->n_columns = layout->n_columns;
+            p->column_read = calloc(p->n_columns ? p->n_columns : 1, 1);
+            p->column_skipped = calloc(p->n_columns ? p->n_columns : 1, 1);
+            if (!p->column_read || !p->column_skipped)
+                return false;
+        }
     }
     return true;
 }
@@ -30,7 +41,10 @@ void read_pattern_destroy(read_pattern *p)
 {
     pthread_mutex_destroy(&p->lock);
     free(p->chunk_fetched);
+    free(p->column_read);
+    free(p->column_skipped);
     p->chunk_fetched = NULL;
+    p->column_read = p->column_skipped = NULL;
 }
 
 /* The stream a read at off continues (the nearest whose next read is within
@@ -62,6 +76,57 @@ static read_stream *stream_slot(read_pattern *p)
     return s;
 }
 
+/* Whether the reader has read a chunk of chunk i's column. Called with
+ * p->lock held. */
+static bool column_known(const parquet_layout *layout, const read_pattern *p, size_t i)
+{
+    if (!p->column_read || !layout->column)
+        return false;
+    uint32_t c = layout->column[i];
+    return c < p->n_columns && p->column_read[c];
+}
+
+/* Whether the reader has jumped over a chunk of chunk i's column and read
+ * none. Called with p->lock held. */
+static bool column_skipped(const parquet_layout *layout, const read_pattern *p, size_t i)
+{
+    if (!p->column_skipped || !layout->column)
+        return false;
+    uint32_t c = layout->column[i];
+    return c < p->n_columns && p->column_skipped[c] && !p->column_read[c];
+}
+
+/* Whether chunk j directly follows chunk j-1 (a long read runs on into it). */
+static bool chunk_adjacent(const parquet_layout *layout, size_t j)
+{
+    return j > 0 && j < layout->n_chunks && layout->chunks[j].start <= layout->chunks[j - 1].end + ADJACENT_GAP;
+}
+
+/* A stream that read its chunk to the end (or ran on into the next only as
+ * far as the kernel reads ahead) and has not gone on while the reader read
+ * STREAM_ENDED_AFTER bytes elsewhere has left its row group: the column of
+ * the chunk after its last one is one the reader skips. reading is the
+ * stream of the read being handled. Called with p->lock held. */
+static void mark_columns_left_unread(const parquet_layout *layout, read_pattern *p, const read_stream *reading)
+{
+    if (!p->column_skipped)
+        return;
+    for (size_t i = 0; i < READ_STREAMS; i++) {
+        const read_stream *s = &p->streams[i];
+        if (s == reading || s->next == 0 || s->chunk == SIZE_MAX || p->bytes_read - s->read_mark < STREAM_ENDED_AFTER)
+            continue;
+        size_t k;
+        if (s->proven && s->next + PAGE_ROUNDING >= layout->chunks[s->chunk].end)
+            k = s->chunk + 1; /* it read its chunk and went no further */
+        else if (!s->proven && s->entered_chunk == s->chunk)
+            k = s->chunk; /* only the kernel's readahead ran on into it */
+        else
+            continue;
+        if (chunk_adjacent(layout, k) && !column_known(layout, p, k) && layout->column[k] < p->n_columns)
+            p->column_skipped[layout->column[k]] = 1;
+    }
+}
+
 bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
                             const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size)
 {
@@ -76,31 +141,91 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
         return false;
     const uint64_t from = off > c->start ? off : c->start;
     const uint64_t end = off + size;
-    bool trigger = false;
+    size_t whole[SPECULATED_CHUNKS + 1]; /* chunks to fetch whole */
+    size_t n_whole = 0;
+    uint64_t spec_from = 0, spec_to = 0; /* the start of an unread column's chunk */
     pthread_mutex_lock(&p->lock);
     read_stream *s = stream_of_read(p, off);
     const bool continues = s != NULL;
     if (!s)
         s = stream_slot(p);
-    if (!p->chunk_fetched[idx]) {
-        if (!continues) {
-            trigger = true;
-        } else if (s->chunk != idx && s->entered_chunk != idx) {
+    if (!continues) {
+        s->proven = true; /* a jump into a chunk is the reader's own */
+        s->streak = size;
+        /* Jumping to a chunk's start skips the chunk before it. */
+        if (chunk_adjacent(layout, idx) && from < c->start + CONTINUATION_TOLERANCE && p->column_skipped &&
+            layout->column[idx - 1] < p->n_columns)
+            p->column_skipped[layout->column[idx - 1]] = 1;
+    } else {
+        s->streak += size;
+        if (s->chunk != idx && s->entered_chunk != idx) {
+            /* A short hop forward over whole chunks skips their columns. */
+            if (s->chunk != SIZE_MAX && idx > s->chunk + 1 && p->column_skipped)
+                for (size_t k = s->chunk + 1; k < idx && k < s->chunk + 1 + SPECULATED_CHUNKS; k++)
+                    if (layout->column[k] < p->n_columns)
+                        p->column_skipped[layout->column[k]] = 1;
             s->entered_chunk = idx; /* entered by running on from another chunk */
             s->entered_at = from;
+            s->proven = column_known(layout, p, idx);
         }
         if (s->entered_chunk == idx && end >= s->entered_at + prefetch_continuation_proof(cfg))
-            trigger = true;
-        if (trigger)
+            s->proven = true;
+    }
+    if (s->proven) {
+        if (p->column_read && layout->column && layout->column[idx] < p->n_columns)
+            p->column_read[layout->column[idx]] = 1;
+        if (!p->chunk_fetched[idx]) {
             p->chunk_fetched[idx] = 1;
+            whole[n_whole++] = idx;
+        }
+        /* The run of adjacent chunks after this one whose columns the
+         * reader reads: its long read will run through them. */
+        uint64_t window = 0;
+        size_t j = idx + 1;
+        for (; chunk_adjacent(layout, j) && column_known(layout, p, j) && n_whole <= SPECULATED_CHUNKS; j++) {
+            window += layout->chunks[j].end - layout->chunks[j].start;
+            if (window > cfg->max_window)
+                break;
+            if (!p->chunk_fetched[j]) {
+                p->chunk_fetched[j] = 1;
+                whole[n_whole++] = j;
+            }
+        }
+        /* The chunks after that run, whose columns are not known to be
+         * read: a share of this stream's streak, spread over as many of
+         * them as it covers (a reader stopping there has caused 5 % extra
+         * bytes), so a stream reading unknown columns one after the other
+         * keeps several chunks in flight once its streak is long. */
+        mark_columns_left_unread(layout, p, s);
+        uint64_t budget = s->streak / SPECULATION_SHARE;
+        for (size_t k = j; budget > 0 && k < j + SPECULATED_CHUNKS && chunk_adjacent(layout, k) &&
+                           !column_known(layout, p, k) && !column_skipped(layout, p, k) && !p->chunk_fetched[k];
+             k++) {
+            const byte_span *nx = &layout->chunks[k];
+            uint64_t part = nx->end - nx->start < budget ? nx->end - nx->start : budget;
+            if (k == j)
+                spec_from = s->ahead_to > nx->start ? s->ahead_to : nx->start;
+            spec_to = nx->start + part;
+            budget -= part;
+        }
+        if (spec_to > spec_from + object_io_block_size(io))
+            s->ahead_to = spec_to;
+        else
+            spec_to = spec_from;
     }
     s->chunk = idx;
     if (!continues || end > s->next)
         s->next = end;
     s->last_use = ++p->clock;
+    p->bytes_read += size;
+    s->read_mark = p->bytes_read;
     pthread_mutex_unlock(&p->lock);
-    if (trigger)
-        object_prefetch_parts(io, o, from, c->end);
+    for (size_t k = 0; k < n_whole; k++) {
+        const byte_span *w = &layout->chunks[whole[k]];
+        object_prefetch_parts(io, o, k == 0 && whole[k] == idx ? from : w->start, w->end);
+    }
+    if (spec_to > spec_from)
+        object_prefetch(io, o, spec_from, spec_to, 0, false);
     return true;
 }
 

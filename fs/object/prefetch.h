@@ -6,6 +6,17 @@
  *    fetched only once they have gone further into it than the kernel reads
  *    ahead (prefetch_continuation_proof): readahead alone never fetches a
  *    chunk the reader does not read.
+ *  - Column pattern: readers read the same columns in every row group. Once
+ *    a chunk of a column counts as read, a stream running on into another
+ *    chunk of that column fetches it at once, and a stream in a chunk it
+ *    reads fetches the run of adjacent chunks after it whose columns were
+ *    read (up to max_window), so a reader's long read across many chunks
+ *    waits for one round trip, not one per chunk.
+ *  - Speculation: past them, a stream fetches 1/20 of its streak, spread
+ *    over the following chunks whose columns are neither known to be read
+ *    nor known to be skipped (the reader jumped over a chunk of it, or left
+ *    a row group before it), so a reader stopping there costs at most 5 %
+ *    extra bytes, and only until its pattern is known.
  *  - Otherwise sequential: after min_streak sequential bytes, a window of
  *    half the streak (at most max_window) is kept ahead of the reader, so a
  *    reader that stops early has caused at most 50% extra transfer.
@@ -39,6 +50,10 @@ typedef struct {
     size_t chunk;         /* chunk of its previous read, or SIZE_MAX */
     size_t entered_chunk; /* chunk it ran on into, or SIZE_MAX */
     uint64_t entered_at;  /* where it entered it */
+    bool proven;          /* its current chunk counts as read by the reader */
+    uint64_t streak;      /* bytes it has read without a jump */
+    uint64_t ahead_to;    /* end of what it has speculated past its chunk */
+    uint64_t read_mark;   /* read_pattern.bytes_read after its latest read */
 } read_stream;
 
 /* Readers read several row groups at once from one handle (pyarrow, DuckDB
@@ -55,8 +70,12 @@ typedef struct {
     uint64_t prefetched_to;   /* end of what prefetch has already requested */
     read_stream streams[READ_STREAMS];
     uint64_t clock;           /* counts reads into chunks, to age streams */
+    uint64_t bytes_read;      /* bytes of all reads into chunks */
     uint8_t *chunk_fetched;   /* per layout chunk: whole-chunk prefetch started */
     size_t n_chunks;
+    uint8_t *column_read;     /* per column: the reader has read one of its chunks */
+    uint8_t *column_skipped;  /* per column: the reader jumped over or left one of its chunks */
+    uint32_t n_columns;
 } read_pattern;
 
 /* layout may be NULL (not Parquet): sequential prefetch only. False when

@@ -254,9 +254,16 @@ Test(object_read, a_fetch_another_reader_waits_for_is_kept)
     object_ref_free(&o);
 }
 
+/* Bytes the store has sent since before. */
+static uint64_t fetched_since(uint64_t before)
+{
+    return mem_store_counts_now(m).get_bytes - before;
+}
+
 /* A reader that reads chunk 0 to its end, and the kernel's readahead running
  * on up to twice its window into chunk 1: chunk 1 is not fetched whole until
- * the reads go further into it than readahead can. */
+ * the reads go further into it than readahead can; only its start is
+ * speculated, 1/20 of the stream's bytes. */
 Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
 {
     object_ref o = ref_of("obj", 109);
@@ -268,16 +275,22 @@ Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
     read_pattern rp;
     cr_assert(read_pattern_init(&rp, &l));
     uint64_t before = mem_store_counts_now(m).get_bytes;
-    for (uint64_t off = 0; off < (1u << 20) + 2 * ra; off += step)
+    uint64_t streak = 0;
+    for (uint64_t off = 0; off < (1u << 20) + 2 * ra; off += step, streak += step)
         cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, off, (size_t)step));
     mem_store_drain(m);
-    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, 1u << 20, "chunk 0 only: %llu",
-                 (unsigned long long)(mem_store_counts_now(m).get_bytes - before));
+    const uint64_t speculated = fetched_since(before) - (1u << 20);
+    cr_assert_geq(fetched_since(before), 1u << 20, "chunk 0 whole");
+    cr_assert_leq(speculated, streak / 20 + BS, "chunk 0, and of chunk 1 its speculated start only: %llu",
+                  (unsigned long long)speculated);
     /* One read further: the reader reads chunk 1, the rest of which is fetched. */
     const uint64_t off = (1u << 20) + 2 * ra;
     cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, off, (size_t)step));
     mem_store_drain(m);
-    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, (1u << 20) + ((2u << 20) - off));
+    streak += step;
+    cr_assert_geq(fetched_since(before), (2u << 20) - 2 * ra + speculated);
+    cr_assert_leq(fetched_since(before), (2u << 20) - 2 * ra + speculated + streak / 20 + BS,
+                  "of chunk 2, its speculated start only");
     /* Without a configured window, the kernel's default (128 KiB) is assumed. */
     prefetch_config dflt = {0};
     cr_assert_eq(prefetch_continuation_proof(&dflt), 2 * (128u << 10) + 4096);
@@ -304,13 +317,100 @@ Test(object_read, interleaved_readers_each_keep_their_stream)
         cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 2 * q + d, (size_t)ra));
     }
     mem_store_drain(m);
-    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, 2 * q, "chunks 0 and 2 only: %llu",
-                 (unsigned long long)(mem_store_counts_now(m).get_bytes - before));
+    const uint64_t streak = q + 2 * ra;
+    cr_assert_geq(fetched_since(before), 2 * q, "chunks 0 and 2 whole");
+    cr_assert_leq(fetched_since(before) - 2 * q, 2 * (streak / 20 + BS), "of chunks 1 and 3 the starts only: %llu",
+                  (unsigned long long)(fetched_since(before) - 2 * q));
     /* The first thread reads on past what readahead reaches: chunk 1 is read,
      * and the rest of it fetched. */
     cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q + 2 * ra, (size_t)ra));
     mem_store_drain(m);
-    cr_assert_eq(mem_store_counts_now(m).get_bytes - before, 2 * q + (q - 2 * ra));
+    cr_assert_geq(fetched_since(before), 2 * q + (q - 2 * ra));
+    cr_assert_leq(fetched_since(before), 3 * q + streak / 20 + BS, "chunk 3: its start only");
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
+/* Two row groups of three columns; the reader reads columns 0 and 1 of
+ * each, one long read per row group (DuckDB). Once row group 0 has shown
+ * the columns, entering row group 1 fetches both of its chunks at once, and
+ * nothing of column 2, which the reader jumped over. */
+Test(object_read, column_pattern_fetches_a_row_groups_read_columns_at_once)
+{
+    object_ref o = ref_of("obj", 111);
+    const uint64_t q = 512u << 10;
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, 4 * q}, {4 * q, 5 * q}, {5 * q, 6 * q}};
+    uint32_t cols[] = {0, 1, 2, 0, 1, 2};
+    parquet_layout l = {.chunks = spans, .n_chunks = 6, .column = cols, .n_columns = 3};
+    const uint64_t ra = 128u << 10;
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l));
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    for (uint64_t d = 0; d < 2 * q; d += ra) /* row group 0, columns 0 and 1 */
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    /* Column 1 is fetched from where the reads proved it (before that, the
+     * reader's own reads fetch what they need). */
+    cr_assert_geq(fetched_since(before), 2 * q - 2 * ra);
+    cr_assert_leq(fetched_since(before), 2 * q + (2 * q) / 20 + BS, "column 2: its start only");
+    uint64_t mid = fetched_since(before);
+    /* The reader jumps to row group 1 (over column 2 of row group 0): one
+     * read, and both chunks it will read are on their way. */
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 3 * q, (size_t)ra));
+    mem_store_drain(m);
+    cr_assert_eq(fetched_since(before) - mid, 2 * q, "row group 1, columns 0 and 1, and nothing of column 2: %llu",
+                 (unsigned long long)(fetched_since(before) - mid));
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
+/* One read of a row group after another, each a long read through columns
+ * 0 to 39 of 48 (one thread, no page index). While the columns are unknown,
+ * a stream speculates 1/20 of its streak past the chunk it reads, over as
+ * many chunks as that covers; once the reader has left row groups after
+ * column 39, column 40 counts as skipped and later row groups speculate
+ * nothing into it. */
+Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped_one)
+{
+    enum { COLS = 48, READ = 40, GROUPS = 4 };
+    const uint64_t q = 256u << 10, ra = 32u << 10;
+    size_t len = (size_t)GROUPS * COLS * q;
+    uint8_t *wide = calloc(len, 1);
+    cr_assert(wide && mem_store_put(m, "wide", wide, len));
+    free(wide);
+    object_ref o = ref_of("wide", 112);
+    byte_span spans[GROUPS * COLS];
+    uint32_t cols[GROUPS * COLS];
+    for (size_t i = 0; i < GROUPS * COLS; i++) {
+        spans[i] = (byte_span){i * q, (i + 1) * q};
+        cols[i] = (uint32_t)(i % COLS);
+    }
+    parquet_layout l = {.chunks = spans, .n_chunks = GROUPS * COLS, .column = cols, .n_columns = COLS};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l));
+    uint64_t fetched_before_group[GROUPS + 1];
+    for (int g = 0; g < GROUPS; g++) {
+        fetched_before_group[g] = mem_store_counts_now(m).get_bytes;
+        const uint64_t start = (uint64_t)g * COLS * q;
+        for (uint64_t d = 0; d < READ * q; d += ra)
+            cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, start + d, (size_t)ra));
+        mem_store_drain(m);
+    }
+    fetched_before_group[GROUPS] = mem_store_counts_now(m).get_bytes;
+    /* Row group 0: its columns (less the starts of the first few, which
+     * the reader's own reads fetch, not counted here) and, past column 39,
+     * speculation over more than the next chunk, at most 1/20 of the streak
+     * (512 KiB: columns 40 and 41). */
+    const uint64_t g0 = fetched_before_group[1] - fetched_before_group[0];
+    const uint64_t streak = READ * q;
+    cr_assert_gt(g0, READ * q + q, "speculation spans more than the next chunk: %llu",
+                 (unsigned long long)g0);
+    cr_assert_leq(g0, READ * q + streak / 20 + BS, "at most 1/20 of the streak: %llu", (unsigned long long)g0);
+    /* Row group 3: its 40 columns at once, and nothing of column 40. */
+    const uint64_t g3 = fetched_before_group[4] - fetched_before_group[3];
+    cr_assert_eq(g3, READ * q, "row group 3: columns 0-39 only: %llu", (unsigned long long)g3);
     read_pattern_destroy(&rp);
     object_ref_free(&o);
 }
@@ -346,6 +446,14 @@ Test(object_read, one_footer_per_version)
     cr_assert_eq(footer_cache_loads(fc), 1);
     cr_assert_eq(f1->meta->n_row_groups, 2);
     cr_assert_eq(f1->layout.n_chunks, 14);
+    cr_assert_eq(f1->layout.n_columns, 7);
+    unsigned per_column[7] = {0};
+    for (size_t i = 0; i < f1->layout.n_chunks; i++) {
+        cr_assert_lt(f1->layout.column[i], 7);
+        per_column[f1->layout.column[i]]++;
+    }
+    for (int c = 0; c < 7; c++)
+        cr_assert_eq(per_column[c], 2, "column %d: one chunk per row group", c);
     footer_cache_put(fc, f1);
     footer_cache_put(fc, f2);
     const parquet_footer *f3 = footer_cache_get(fc, &o, NULL);
