@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cost_model.h"
+#include "header_walk.h"
 #include "log.h"
 #include "parquet_meta.h"
 #include "sv_grow.h"
@@ -192,6 +193,113 @@ static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans
     prefetch_run_flush(io, o, &run);
 }
 
+/* Rounds a chunk's header walk may take: two for a regular chunk, one a
+ * page otherwise. */
+#define HEADER_WALK_ROUNDS 8
+
+/* Whether chunk ch (not served real for another reason) gets its page map
+ * from a walk of its headers: flat, no OffsetIndex, and its metadata rules
+ * out the one-page prediction. */
+static bool chunk_wants_walk(const pq_file_meta *m, const vchunk *ch, uint64_t size)
+{
+    const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
+    if (ch->real || !view_leaf_is_flat(&m->leaves[ch->col]) || view_chunk_has_offset_index(cc, size))
+        return false;
+    pq_column_ctx ctx = pq_column_ctx_of(m, ch->rg, ch->col);
+    return pq_page_map_single_page_ruled_out(&ctx) != NULL;
+}
+
+/* The page maps of the chunks (walked[k] set) that chunk_wants_walk picks,
+ * from their page headers: each round fetches the header windows every
+ * unfinished walk asks for, all at once. A walk that fails or does not
+ * finish leaves its chunk without a map (served real). */
+static void walk_headers(object_io *io, const object_ref *o, const view_file *vf, vchunk *const *chs, size_t n,
+                         bool *walked, const sv_cancel *tok, uint64_t *bytes, uint64_t *requests)
+{
+    const pq_file_meta *m = vf->meta;
+    pq_header_walk *walks = calloc(n ? n : 1, sizeof *walks);
+    bool *active = calloc(n ? n : 1, sizeof *active);
+    pq_header_want *wants = malloc(PQ_HEADER_WALK_MAX_WANTS * sizeof *wants);
+    size_t n_active = 0;
+    for (size_t k = 0; walks && active && wants && k < n; k++) {
+        if (!chunk_wants_walk(m, chs[k], o->size))
+            continue;
+        pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
+        tc_error err;
+        if (pq_header_walk_init(&walks[k], &ctx, &err) == TC_OK)
+            active[k] = true, n_active++;
+        else
+            log_debug("%s: chunk rg %u column %s: no header walk: %s", vf->relpath, chs[k]->rg,
+                      m->leaves[chs[k]->col].path, err.msg);
+    }
+    for (int round = 0; n_active > 0 && round < HEADER_WALK_ROUNDS; round++) {
+        fetch_span *spans = NULL;
+        size_t *owner = NULL; /* the chunk of each span */
+        size_t nspans = 0, cap = 0, capo = 0;
+        uint64_t round_bytes = 0;
+        bool failed = false;
+        for (size_t k = 0; k < n && !failed; k++) {
+            if (!active[k])
+                continue;
+            size_t nw = pq_header_walk_wants(&walks[k], wants, PQ_HEADER_WALK_MAX_WANTS);
+            for (size_t i = 0; i < nw && !failed; i++) {
+                failed = !sv_grow((void **)&spans, &cap, nspans + 1, sizeof *spans, 64, SIZE_MAX / 64) ||
+                         !sv_grow((void **)&owner, &capo, nspans + 1, sizeof *owner, 64, SIZE_MAX / 64);
+                if (!failed) {
+                    owner[nspans] = k;
+                    spans[nspans++] = (fetch_span){wants[i].offset, wants[i].len, NULL};
+                    round_bytes += wants[i].len;
+                }
+            }
+        }
+        if (!failed && !partial_memory_reserve(vf->mem, round_bytes))
+            failed = true, round_bytes = 0;
+        for (size_t i = 0; i < nspans && !failed; i++)
+            failed = !(spans[i].buf = malloc((size_t)spans[i].len));
+        size_t started = 0;
+        if (!failed && nspans > 0)
+            failed = object_fetch_ranges(io, o, spans, nspans, &started, tok) != 0;
+        *requests += started;
+        for (size_t i = 0; i < started; i++)
+            *bytes += spans[i].len;
+        for (size_t i = 0; i < nspans && !failed; i++)
+            if (pq_header_walk_feed(&walks[owner[i]], spans[i].off, spans[i].buf, (size_t)spans[i].len) != TC_OK)
+                walks[owner[i]].failed = true;
+        for (size_t i = 0; i < nspans; i++)
+            free(spans[i].buf);
+        free(spans);
+        free(owner);
+        partial_memory_release(vf->mem, round_bytes);
+        log_debug("%s: header walk round %d: %zu chunks, %zu requests, %llu bytes%s", vf->relpath, round, n_active,
+                  nspans, (unsigned long long)round_bytes, failed ? ", failed" : "");
+        for (size_t k = 0; k < n; k++) {
+            if (!active[k])
+                continue;
+            if (failed)
+                walks[k].failed = true;
+            else
+                pq_header_walk_advance(&walks[k]);
+            if (walks[k].done || walks[k].failed) {
+                active[k] = false;
+                n_active--;
+            }
+        }
+    }
+    for (size_t k = 0; walks && active && k < n; k++) {
+        vchunk *ch = chs[k];
+        tc_error err;
+        if (walks[k].done && pq_header_walk_map(&walks[k], &ch->pm, &err) == TC_OK)
+            walked[k] = true;
+        else if (walks[k].failed)
+            log_info("%s: chunk rg %u column %s: page headers do not make a page map: %s", vf->relpath, ch->rg,
+                        m->leaves[ch->col].path, walks[k].err.msg);
+        pq_header_walk_free(&walks[k]);
+    }
+    free(wants);
+    free(active);
+    free(walks);
+}
+
 /* Plan the given chunks (claimed by this thread: state CH_PLANNING). early:
  * the reader is expected to read them (columns the hint names), so pages
  * found real before any round are fetched during the rounds, not after. */
@@ -215,6 +323,9 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     const uint32_t rc = cost_request_bytes(&link);
     const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
+    bool *walked = calloc(n ? n : 1, sizeof *walked);
+    if (walked && cost_link_allows_partial(&link))
+        walk_headers(io, o, vf, chs, n, walked, &tok, &plan_bytes, &plan_requests);
     for (size_t k = 0; k < n; k++) {
         vchunk *ch = chs[k];
         const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
@@ -235,7 +346,11 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
          * page is mapped as one; the page planner's header check confirms
          * it (or serves the page real) before any byte of it is changed. */
         bool predicted = false;
-        if (!why && !view_chunk_has_offset_index(cc, o->size)) {
+        if (walked && walked[k] && why) {
+            pq_page_map_free(&ch->pm); /* walked, but served real after all */
+        } else if (walked && walked[k]) {
+            predicted = true; /* its map comes from its headers (walk_headers) */
+        } else if (!why && !view_chunk_has_offset_index(cc, o->size)) {
             pq_column_ctx ctx = pq_column_ctx_of(m, ch->rg, ch->col);
             tc_error terr;
             if (pq_page_map_predict_single_page(&ctx, &ch->pm, &terr) == TC_OK)
@@ -479,6 +594,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         free(jobs[i].rows);
     }
     free(jobs);
+    free(walked);
     vt->bytes_fetched += plan_bytes;
     vt->requests += plan_requests;
 }

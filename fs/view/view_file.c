@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "column_resolve.h"
+#include "header_walk.h"
 #include "log.h"
 #include "predicate.h"
 #include "selection.h"
@@ -200,7 +201,13 @@ bool view_chunk_has_page_map(const pq_file_meta *m, uint32_t rg, uint32_t col, u
     if (view_chunk_has_offset_index(&m->row_groups[rg].columns[col], size))
         return true;
     pq_column_ctx ctx = pq_column_ctx_of(m, rg, col);
-    return pq_page_map_single_page_ruled_out(&ctx) == NULL;
+    if (pq_page_map_single_page_ruled_out(&ctx) == NULL)
+        return true;
+    /* Several pages: a map from walking its headers (chunk_plan). */
+    pq_header_walk w;
+    bool walkable = pq_header_walk_init(&w, &ctx, NULL) == TC_OK;
+    pq_header_walk_free(&w);
+    return walkable;
 }
 
 bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size)

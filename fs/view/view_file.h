@@ -105,8 +105,9 @@ bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t 
 bool view_leaf_is_flat(const pq_leaf *lf);
 
 /* Whether a page map of chunk (rg, col) can be had: an OffsetIndex within
- * the object's `size` bytes, or metadata that allows one data page
- * (pq_page_map_predict_single_page). */
+ * the object's `size` bytes, metadata that allows one data page
+ * (pq_page_map_predict_single_page), or else page headers a walk can start
+ * at (header_walk.h; whether it finishes is known once walked). */
 bool view_chunk_has_page_map(const pq_file_meta *m, uint32_t rg, uint32_t col, uint64_t size);
 
 /* Whether cc's OffsetIndex lies within a file of `size` bytes, at a sane size. */

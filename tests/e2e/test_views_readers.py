@@ -246,7 +246,7 @@ def test_readers(layout_name, matrix, mount):
     layout = BY_NAME[layout_name]
     m = mount(bucket=matrix["bucket"], args=vd.EVERY_PARTIAL)
     local = matrix["dir"]
-    failures, nonempty = [], 0
+    failures, nonempty, reasons = [], 0, {}
     for kind in PLAN[layout_name]:
         sel = selection(kind, layout)
         name = f"{layout_name}.{kind}".replace("%", "pct")
@@ -281,6 +281,8 @@ def test_readers(layout_name, matrix, mount):
                         failures.append(f"{name}: unnamed file {key} differs: {vd.first_diff(g, w)}")
         st = vd.view_stats(m.mp, name)
         TALLY.add(layout_name, st)
+        for reason, count in st["chunk_reasons"].items():
+            reasons[reason] = reasons.get(reason, 0) + count
         if sel["where"] is not None and sel["rows"] is None:
             import pyarrow.parquet as pq
             for f in st["files"]:
@@ -296,6 +298,10 @@ def test_readers(layout_name, matrix, mount):
                                     f"{f['rows']}/{f['selected_rows']} != {layout.rows}/{n_sel}")
     assert not failures, "\n".join(failures[:30])
     assert nonempty > 0
+    if not layout.page_index and layout_name.startswith("plain_none_v1"):
+        # Its chunks have several pages each and no OffsetIndex: their page
+        # maps come from walking their headers, so they are planned.
+        assert reasons.get("planned", 0) > 4 * reasons.get("no_offset_index", 0), reasons
 
 
 # -- the predicate language on every type -----------------------------------------------------------

@@ -1,6 +1,8 @@
 /* Fuzz PageHeader decoding, the CRC rewriter, the zstd frame walker and page
  * maps walked from a buffer of pages (a synthetic column chunk whose type,
- * codec and levels come from the first input byte). */
+ * codec and levels come from the first input byte), whole and in rounds of
+ * header windows (header_walk), which must agree. */
+#include "header_walk.h"
 #include "page_map.h"
 #include "parquet_meta.h"
 
@@ -61,6 +63,40 @@ static void zstd_walk(const uint8_t *p, size_t n)
     (void)pq_zstd_page_verdict(p, n, (int64_t)n);
 }
 
+/* The chunk data[0..size) at file offset 4, walked in rounds: a walk that
+ * finishes finds exactly the pages of the whole-chunk walk. */
+static void header_walk(const uint8_t *data, size_t size, const pq_column_ctx *ctx)
+{
+    pq_header_walk w;
+    tc_error err;
+    if (pq_header_walk_init(&w, ctx, &err) != TC_OK)
+        return;
+    pq_header_want wants[64];
+    size_t n;
+    for (int round = 0; round < 32 && (n = pq_header_walk_wants(&w, wants, 64)) > 0; round++) {
+        for (size_t i = 0; i < n; i++) {
+            check(wants[i].offset >= 4 && wants[i].offset - 4 < size && wants[i].len > 0);
+            check(wants[i].len <= size - (wants[i].offset - 4));
+            check(pq_header_walk_feed(&w, wants[i].offset, data + (wants[i].offset - 4), wants[i].len) == TC_OK);
+        }
+        pq_header_walk_advance(&w);
+    }
+    check(!(w.done && w.failed));
+    pq_page_map walked, whole;
+    if (w.done && pq_header_walk_map(&w, &walked, &err) == TC_OK) {
+        check(pq_page_map_from_chunk(ctx, data, size, &whole, &err) == TC_OK);
+        check(whole.n_pages == walked.n_pages);
+        for (uint32_t i = 0; i < walked.n_pages; i++)
+            check(whole.pages[i].offset == walked.pages[i].offset &&
+                  whole.pages[i].total_size == walked.pages[i].total_size && walked.pages[i].has_header);
+        pq_page_map_free(&whole);
+        pq_page_map_free(&walked);
+    }
+    if (w.failed)
+        check(w.err.msg[0] != '\0');
+    pq_header_walk_free(&w);
+}
+
 /* Walk the pages as the library would, to give the synthetic chunk the
  * value and row counts that make the map build succeed. */
 static void chunk_walk(const uint8_t *data, size_t size, uint8_t knobs)
@@ -106,6 +142,7 @@ static void chunk_walk(const uint8_t *data, size_t size, uint8_t knobs)
     const pq_column_ctx ctx = {&cc, &leaf, rows};
     pq_page_map pm;
     tc_error err;
+    header_walk(data, size, &ctx);
     if (pq_page_map_from_chunk(&ctx, data, size, &pm, &err) == TC_OK) {
         uint64_t at = 4;
         for (uint32_t i = 0; i < pm.n_pages; i++) {
