@@ -193,9 +193,11 @@ static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans
     prefetch_run_flush(io, o, &run);
 }
 
-/* Rounds a chunk's header walk may take: two for a regular chunk, one a
- * page otherwise. */
-#define HEADER_WALK_ROUNDS 8
+/* Rounds a chunk's header walk may take: a regular chunk takes two (its
+ * first header, then the rest predicted); one whose first page shows it
+ * cannot be regular is given up after the first, as is one the second
+ * round does not finish: a round trip per page would not pay. */
+#define HEADER_WALK_ROUNDS 2
 
 /* Whether chunk ch (not served real for another reason) gets its page map
  * from a walk of its headers: flat, no OffsetIndex, and its metadata rules
@@ -212,9 +214,11 @@ static bool chunk_wants_walk(const pq_file_meta *m, const vchunk *ch, uint64_t s
 /* The page maps of the chunks (walked[k] set) that chunk_wants_walk picks,
  * from their page headers: each round fetches the header windows every
  * unfinished walk asks for, all at once. A walk that fails or does not
- * finish leaves its chunk without a map (served real). */
-static void walk_headers(object_io *io, const object_ref *o, const view_file *vf, vchunk *const *chs, size_t n,
-                         bool *walked, const sv_cancel *tok, uint64_t *bytes, uint64_t *requests)
+ * finish leaves its chunk without a map (served real). Returns the walks
+ * (one per chunk; their windows seed the page planner), freed with
+ * free_walks, or NULL. */
+static pq_header_walk *walk_headers(object_io *io, const object_ref *o, const view_file *vf, vchunk *const *chs,
+                                    size_t n, bool *walked, const sv_cancel *tok, uint64_t *bytes, uint64_t *requests)
 {
     const pq_file_meta *m = vf->meta;
     pq_header_walk *walks = calloc(n ? n : 1, sizeof *walks);
@@ -279,6 +283,10 @@ static void walk_headers(object_io *io, const object_ref *o, const view_file *vf
                 walks[k].failed = true;
             else
                 pq_header_walk_advance(&walks[k]);
+            if (!walks[k].done && !walks[k].failed && !pq_header_walk_predictable(&walks[k])) {
+                sv_fail(&walks[k].err, TC_E_INVALID, 0, "pages of different sizes: a round trip per page");
+                walks[k].failed = true;
+            }
             if (walks[k].done || walks[k].failed) {
                 active[k] = false;
                 n_active--;
@@ -292,12 +300,64 @@ static void walk_headers(object_io *io, const object_ref *o, const view_file *vf
             walked[k] = true;
         else if (walks[k].failed)
             log_info("%s: chunk rg %u column %s: page headers do not make a page map: %s", vf->relpath, ch->rg,
-                        m->leaves[ch->col].path, walks[k].err.msg);
-        pq_header_walk_free(&walks[k]);
+                     m->leaves[ch->col].path, walks[k].err.msg);
     }
     free(wants);
     free(active);
+    return walks;
+}
+
+/* Whether walking the headers of the chunks chunk_wants_walk picks can pay
+ * on this link: at least two rounds of walking and one of values, and the
+ * selected rows' share of the bytes, against reading the chunks whole. The
+ * file's plan is judged again once the maps are known (file_plan_pays);
+ * this keeps a chunk read alone, too small to repay two round trips, from
+ * waiting for them. The --request-cost override prices rounds at nothing. */
+static bool walk_may_pay(const cost_link *link, const view_file *vf, vchunk *const *chs, size_t n, uint64_t size)
+{
+    uint64_t bytes = 0, chunks = 0;
+    double selected_bytes = 0;
+    for (size_t k = 0; k < n; k++) {
+        const vchunk *ch = chs[k];
+        if (!chunk_wants_walk(vf->meta, ch, size))
+            continue;
+        const int64_t rows = vf->meta->row_groups[ch->rg].num_rows;
+        const uint64_t len = ch->end - ch->start;
+        bytes += len;
+        chunks++;
+        if (rows > 0)
+            selected_bytes += (double)len * (double)row_ranges_count_in(&vf->sel[ch->rg], 0, (uint64_t)rows) /
+                              (double)rows;
+    }
+    if (chunks == 0)
+        return false;
+    if (link->source != COST_SOURCE_PROFILE)
+        return true;
+    const double walk = 3 * link->round_s + selected_bytes * link->byte_s;
+    return walk < (1 - COST_MIN_SAVING) * cost_whole_time(link, bytes, chunks);
+}
+
+static void free_walks(pq_header_walk *walks, size_t n)
+{
+    for (size_t k = 0; walks && k < n; k++)
+        pq_header_walk_free(&walks[k]);
     free(walks);
+}
+
+/* Give page p of walked chunk k the header window its walk fetched. */
+static void seed_from_walk(const pq_header_walk *walks, const bool *walked, size_t k, const vchunk *ch, uint32_t p,
+                           pp_bytes *known)
+{
+    if (!walks || !walked || !walked[k])
+        return;
+    const uint32_t first = ch->pm.dict_page >= 0 ? 1 : 0;
+    if (p < first || p - first >= walks[k].n_pages)
+        return;
+    const pq_header_window *win = &walks[k].confirmed[p - first];
+    if (win->offset != ch->pm.pages[p].offset)
+        return;
+    const uint32_t len = win->len < ch->pm.pages[p].total_size ? win->len : ch->pm.pages[p].total_size;
+    (void)pp_bytes_put(known, 0, win->bytes, len); /* out of memory: the planner asks for it */
 }
 
 /* Plan the given chunks (claimed by this thread: state CH_PLANNING). early:
@@ -324,8 +384,10 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
     bool *walked = calloc(n ? n : 1, sizeof *walked);
-    if (walked && cost_link_allows_partial(&link))
-        walk_headers(io, o, vf, chs, n, walked, &tok, &plan_bytes, &plan_requests);
+    pq_header_walk *walks = NULL;
+    if (walked && vf->selection == SEL_DONE && cost_link_allows_partial(&link) &&
+        walk_may_pay(&link, vf, chs, n, o->size))
+        walks = walk_headers(io, o, vf, chs, n, walked, &tok, &plan_bytes, &plan_requests);
     for (size_t k = 0; k < n; k++) {
         vchunk *ch = chs[k];
         const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
@@ -426,6 +488,8 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             j->ch = ch;
             j->page = p;
             j->known = pp_bytes_new(pg->total_size);
+            if (j->known)
+                seed_from_walk(walks, walked, k, ch, p, j->known);
             row_ranges pr = {0};
             bool ok = j->known && row_ranges_slice(sel, a, e, &pr);
             if (ok && pr.n) {
@@ -447,6 +511,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             njobs++;
         }
     }
+    free_walks(walks, n);
     /* The --request-cost override keeps the per-page model (rounds free). */
     if (njobs > 0 && link.source == COST_SOURCE_PROFILE && !file_plan_pays(&link, vf, jobs, njobs, gap_merge)) {
         /* Every candidate page is read whole; its chunk counts as file_cost. */

@@ -172,6 +172,8 @@ static bool confirm(pq_header_walk *w, pq_header_window *win)
     w->confirmed[w->n_pages] = *win;
     win->bytes = NULL; /* moved */
     w->regular_size = w->n_pages == 0 || w->regular_size == (uint32_t)total ? (uint32_t)total : 0;
+    if (w->n_pages == 0)
+        w->regular_rows = rows;
     w->n_pages++;
     w->next_offset += total;
     w->next_row += rows;
@@ -218,4 +220,19 @@ tc_status pq_header_walk_map(const pq_header_walk *w, pq_page_map *out, tc_error
         out->dict_page = -1;
     }
     return s;
+}
+
+bool pq_header_walk_predictable(const pq_header_walk *w)
+{
+    if (w->done)
+        return true;
+    if (w->failed || w->regular_size == 0 || w->regular_rows <= 0)
+        return false;
+    const uint64_t rows_left = (uint64_t)(w->col.row_group_rows - w->next_row);
+    const uint64_t bytes_left = w->chunk_end - w->next_offset;
+    const uint64_t pages = (rows_left + (uint64_t)w->regular_rows - 1) / (uint64_t)w->regular_rows;
+    if (pages == 0 || pages > PQ_HEADER_WALK_MAX_PAGES)
+        return false;
+    const uint64_t full = (pages - 1) * w->regular_size;
+    return bytes_left > full && bytes_left - full <= (uint64_t)w->regular_size + PQ_HEADER_SLACK;
 }

@@ -49,6 +49,7 @@ typedef struct {
     int64_t next_row;             /* the first row of that page */
     uint32_t next_window;         /* bytes to ask for there */
     uint32_t regular_size;        /* size of every confirmed data page, 0 when they differ */
+    int64_t regular_rows;         /* rows of the first confirmed data page */
     pq_header_window *confirmed;  /* one window per confirmed data page, in order */
     pq_page_location *pages;
     uint32_t n_pages;
@@ -78,6 +79,13 @@ tc_status pq_header_walk_feed(pq_header_walk *w, uint64_t offset, const uint8_t 
  * dropped. Sets done when the chain reaches the chunk end with every row of
  * the row group, failed (with w->err) on any header that does not fit. */
 void pq_header_walk_advance(pq_header_walk *w);
+
+/* Whether the pages left can all be the size of the confirmed ones (all one
+ * size): the bytes left hold the rows left in pages of that many rows, the
+ * last one no larger (give or take PQ_HEADER_SLACK bytes of header). A walk
+ * that is not predictable takes a round per page. */
+#define PQ_HEADER_SLACK 64u
+bool pq_header_walk_predictable(const pq_header_walk *w);
 
 /* The map of a done walk: as from an OffsetIndex of the walked pages, with
  * every data page's header set. */

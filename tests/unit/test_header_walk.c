@@ -43,8 +43,11 @@ static fixture *find(const char *name)
 /* Walk one chunk of file[0..len) as the view would: each round, fetch what
  * the walk asks for (clipped at the file's end) and advance. Returns the
  * rounds taken, or -1 when the walk failed. */
+static int predictable_after_first = -1; /* pq_header_walk_predictable after round 1 of the last walk */
+
 static int walk(const uint8_t *file, size_t len, const pq_column_ctx *ctx, pq_page_map *out, tc_error *err)
 {
+    predictable_after_first = -1;
     pq_header_walk w;
     if (pq_header_walk_init(&w, ctx, err) != TC_OK)
         return -1;
@@ -60,7 +63,8 @@ static int walk(const uint8_t *file, size_t len, const pq_column_ctx *ctx, pq_pa
             cr_assert_eq(pq_header_walk_feed(&w, wants[i].offset, file + wants[i].offset, l), TC_OK);
         }
         pq_header_walk_advance(&w);
-        rounds++;
+        if (rounds++ == 0)
+            predictable_after_first = pq_header_walk_predictable(&w);
     }
     int r = -1;
     if (w.done && pq_header_walk_map(&w, out, err) == TC_OK)
@@ -115,6 +119,8 @@ Test(header_walk, every_flat_chunk_walks_to_its_own_pages_and_its_offset_index)
                 if (regular) {
                     cr_expect_leq(rounds, 2, "%s rg %u col %u: %u regular pages in %d rounds", f->name, g, c,
                                   from_chunk.n_data_pages, rounds);
+                    cr_expect_eq(predictable_after_first, 1, "%s rg %u col %u: regular, seen from its first page",
+                                 f->name, g, c);
                     multi_page_regular++;
                 } else {
                     cr_expect_leq(rounds, (int)from_chunk.n_data_pages, "one round per page at most");
@@ -192,6 +198,27 @@ Test(header_walk, a_corrupted_header_fails_the_walk)
                 pq_page_map_free(&m);
             }
         }
+    }
+    /* After its first page, a chunk whose bytes left cannot be pages of
+     * that size (here: a chunk said to be a page longer, and a row group
+     * said to hold twice the rows) is not predictable. */
+    pq_header_walk w;
+    for (int variant = 0; variant < 3; variant++) {
+        pq_column_chunk longer = *ctx.chunk;
+        pq_column_ctx c3 = ctx;
+        if (variant == 1)
+            longer.total_compressed_size += 2 * (int64_t)truth.pages[dp].total_size;
+        if (variant == 2)
+            c3.row_group_rows *= 2;
+        c3.chunk = &longer;
+        cr_assert_eq(pq_header_walk_init(&w, &c3, &err), TC_OK, "%s", err.msg);
+        pq_header_want wants[4];
+        cr_assert_eq(pq_header_walk_wants(&w, wants, 4), 1, "first the first header alone");
+        cr_assert_eq(pq_header_walk_feed(&w, wants[0].offset, f->data + wants[0].offset, wants[0].len), TC_OK);
+        pq_header_walk_advance(&w);
+        cr_assert_eq(w.n_pages, 1);
+        cr_expect_eq(pq_header_walk_predictable(&w), variant == 0, "variant %d", variant);
+        pq_header_walk_free(&w);
     }
     /* Headers that contradict the metadata: a chunk one byte shorter than
      * its pages (the last runs past its end), a row group of one more row
