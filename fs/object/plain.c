@@ -22,7 +22,8 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->cache = block_cache_create(cfg->block_size, cfg->cache_bytes, stats);
     p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request, cfg->read_timeout_ms) : NULL;
     p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
-    if (!p->tree || !p->cache || !p->io || !p->footers) {
+    p->columns = column_memory_create();
+    if (!p->tree || !p->cache || !p->io || !p->footers || !p->columns) {
         plain_fs_destroy(p);
         return NULL;
     }
@@ -34,6 +35,7 @@ void plain_fs_destroy(plain_fs *p)
     if (!p)
         return;
     footer_cache_destroy(p->footers);
+    column_memory_destroy(p->columns);
     object_io_destroy(p->io);
     tree_destroy(p->tree);
     block_cache_destroy(p->cache);
@@ -197,7 +199,10 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
         uint64_t tail = p->cfg.tail_bytes < f->obj.size ? p->cfg.tail_bytes : f->obj.size;
         object_prefetch(p->io, &f->obj, f->obj.size - tail, f->obj.size, 0, true);
     }
-    if (!read_pattern_init(&f->pattern, plain_file_layout(f))) {
+    if (plain_file_layout(f))
+        f->columns = column_memory_get(p->columns, column_memory_key(f->obj.key, f->footer->meta),
+                                       f->footer->meta->n_leaves);
+    if (!read_pattern_init(&f->pattern, plain_file_layout(f), f->columns)) {
         plain_file_close(p, f);
         return -ENOMEM;
     }
@@ -207,6 +212,8 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
 void plain_file_close(plain_fs *p, plain_file *f)
 {
     read_pattern_destroy(&f->pattern);
+    column_memory_put(p->columns, f->columns);
+    f->columns = NULL;
     footer_cache_put(p->footers, f->footer);
     f->footer = NULL;
     object_ref_free(&f->obj);

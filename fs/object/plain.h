@@ -47,6 +47,7 @@ typedef struct {
     block_cache *cache;
     object_io *io;
     footer_cache *footers;
+    column_memory *columns; /* columns readers read, per table (thread-safe) */
     int64_t start_time; /* mtime of nodes the store gives none */
 } plain_fs;
 
@@ -82,6 +83,7 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size);
 typedef struct {
     object_ref obj;
     const parquet_footer *footer; /* referenced; NULL for other files */
+    column_set *columns;          /* referenced: its table's columns read; NULL without a layout */
     read_pattern pattern;
 } plain_file;
 

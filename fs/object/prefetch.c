@@ -17,7 +17,7 @@ uint64_t prefetch_continuation_proof(const prefetch_config *cfg)
     return 2 * ra + PAGE_ROUNDING;
 }
 
-bool read_pattern_init(read_pattern *p, const parquet_layout *layout)
+bool read_pattern_init(read_pattern *p, const parquet_layout *layout, column_set *shared)
 {
     memset(p, 0, sizeof *p);
     pthread_mutex_init(&p->lock, NULL);
@@ -32,6 +32,7 @@ bool read_pattern_init(read_pattern *p, const parquet_layout *layout)
             p->column_skipped = calloc(p->n_columns ? p->n_columns : 1, 1);
             if (!p->column_read || !p->column_skipped)
                 return false;
+            p->shared = shared && shared->n_columns == p->n_columns ? shared : NULL;
         }
     }
     return true;
@@ -83,7 +84,27 @@ static bool column_known(const parquet_layout *layout, const read_pattern *p, si
     if (!p->column_read || !layout->column)
         return false;
     uint32_t c = layout->column[i];
-    return c < p->n_columns && p->column_read[c];
+    if (c >= p->n_columns)
+        return false;
+    return p->column_read[c] || (p->shared_confirmed && !p->column_skipped[c] && column_set_has(p->shared, c));
+}
+
+/* Mark the column of chunk i read, here and for the table. Called with
+ * p->lock held. */
+static void column_mark_read(const parquet_layout *layout, read_pattern *p, size_t i)
+{
+    if (!p->column_read || !layout->column || layout->column[i] >= p->n_columns)
+        return;
+    p->column_read[layout->column[i]] = 1;
+    column_set_add(p->shared, layout->column[i]);
+}
+
+/* Whether the reader, going on from chunk i-1 into chunk i as far as the
+ * proof, follows the table's columns: both are shared columns. */
+static bool follows_shared(const parquet_layout *layout, const read_pattern *p, size_t i)
+{
+    return p->shared && layout->column && i > 0 && column_set_has(p->shared, layout->column[i]) &&
+           column_set_has(p->shared, layout->column[i - 1]);
 }
 
 /* Whether the reader has jumped over a chunk of chunk i's column and read
@@ -168,12 +189,14 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             s->entered_at = from;
             s->proven = column_known(layout, p, idx);
         }
-        if (s->entered_chunk == idx && end >= s->entered_at + prefetch_continuation_proof(cfg))
+        if (s->entered_chunk == idx && end >= s->entered_at + prefetch_continuation_proof(cfg)) {
             s->proven = true;
+            if (!p->shared_confirmed && chunk_adjacent(layout, idx) && follows_shared(layout, p, idx))
+                p->shared_confirmed = true;
+        }
     }
     if (s->proven) {
-        if (p->column_read && layout->column && layout->column[idx] < p->n_columns)
-            p->column_read[layout->column[idx]] = 1;
+        column_mark_read(layout, p, idx);
         if (!p->chunk_fetched[idx]) {
             p->chunk_fetched[idx] = 1;
             whole[n_whole++] = idx;

@@ -17,6 +17,10 @@
  *    nor known to be skipped (the reader jumped over a chunk of it, or left
  *    a row group before it), so a reader stopping there costs at most 5 %
  *    extra bytes, and only until its pattern is known.
+ *  - Across files: a file's columns read are shared with the other files
+ *    of its table (column_memory.h). Once this file's reads have followed
+ *    them (the reader went on from one shared column's chunk into the
+ *    next's, as far as the proof), they count as read here too.
  *  - Otherwise sequential: after min_streak sequential bytes, a window of
  *    half the streak (at most max_window) is kept ahead of the reader, so a
  *    reader that stops early has caused at most 50% extra transfer.
@@ -28,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "column_memory.h"
 #include "object_read.h"
 #include "parquet_layout.h"
 
@@ -76,11 +81,14 @@ typedef struct {
     uint8_t *column_read;     /* per column: the reader has read one of its chunks */
     uint8_t *column_skipped;  /* per column: the reader jumped over or left one of its chunks */
     uint32_t n_columns;
+    column_set *shared;       /* the table's columns (column_memory.h), or NULL; set at init */
+    bool shared_confirmed;    /* this file's reads have followed the shared columns */
 } read_pattern;
 
-/* layout may be NULL (not Parquet): sequential prefetch only. False when
- * out of memory. */
-bool read_pattern_init(read_pattern *p, const parquet_layout *layout);
+/* layout may be NULL (not Parquet): sequential prefetch only. shared (may
+ * be NULL): the table's column set, referenced by the caller for the
+ * pattern's life. False when out of memory. */
+bool read_pattern_init(read_pattern *p, const parquet_layout *layout, column_set *shared);
 void read_pattern_destroy(read_pattern *p);
 
 /* After a reader's read of [off, off+size): start what it will want next.

@@ -273,7 +273,7 @@ Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
     cr_assert_eq(prefetch_continuation_proof(&cfg), 2 * ra + 4096);
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &l));
+    cr_assert(read_pattern_init(&rp, &l, NULL));
     uint64_t before = mem_store_counts_now(m).get_bytes;
     uint64_t streak = 0;
     for (uint64_t off = 0; off < (1u << 20) + 2 * ra; off += step, streak += step)
@@ -310,7 +310,7 @@ Test(object_read, interleaved_readers_each_keep_their_stream)
     const uint64_t ra = 128u << 10;
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &l));
+    cr_assert(read_pattern_init(&rp, &l, NULL));
     uint64_t before = mem_store_counts_now(m).get_bytes;
     for (uint64_t d = 0; d < q + 2 * ra; d += ra) {
         cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
@@ -345,7 +345,7 @@ Test(object_read, column_pattern_fetches_a_row_groups_read_columns_at_once)
     const uint64_t ra = 128u << 10;
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &l));
+    cr_assert(read_pattern_init(&rp, &l, NULL));
     uint64_t before = mem_store_counts_now(m).get_bytes;
     for (uint64_t d = 0; d < 2 * q; d += ra) /* row group 0, columns 0 and 1 */
         cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
@@ -389,7 +389,7 @@ Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped
     parquet_layout l = {.chunks = spans, .n_chunks = GROUPS * COLS, .column = cols, .n_columns = COLS};
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &l));
+    cr_assert(read_pattern_init(&rp, &l, NULL));
     uint64_t fetched_before_group[GROUPS + 1];
     for (int g = 0; g < GROUPS; g++) {
         fetched_before_group[g] = mem_store_counts_now(m).get_bytes;
@@ -413,6 +413,56 @@ Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped
     cr_assert_eq(g3, READ * q, "row group 3: columns 0-39 only: %llu", (unsigned long long)g3);
     read_pattern_destroy(&rp);
     object_ref_free(&o);
+}
+
+/* Two files of one table (one row group of four columns each); the reader
+ * reads columns 0-2 of the first. In the second, once it has gone on from
+ * column 0 into column 1 as far as the proof, column 2 is fetched whole at
+ * once: the table's columns are shared. Without the shared set, only a
+ * speculated start of it. */
+Test(object_read, a_tables_columns_read_carry_over_to_its_next_file)
+{
+    const uint64_t q = 512u << 10, ra = 128u << 10;
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, 4 * q}};
+    uint32_t cols[] = {0, 1, 2, 3};
+    parquet_layout l = {.chunks = spans, .n_chunks = 4, .column = cols, .n_columns = 4};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    column_memory *cm = column_memory_create();
+    cr_assert(cm);
+    uint64_t got[2];
+    for (int shared = 0; shared < 2; shared++) {
+        column_set *set = shared ? column_memory_get(cm, 42, 4) : NULL;
+        cr_assert(!shared || set);
+        object_ref a = ref_of("obj", 120 + 2 * (uint64_t)shared), b = ref_of("obj", 121 + 2 * (uint64_t)shared);
+        read_pattern pa, pb;
+        cr_assert(read_pattern_init(&pa, &l, set));
+        for (uint64_t d = 0; d < 3 * q; d += ra)
+            cr_assert(prefetch_chunk_of_read(io, &cfg, &a, &l, &pa, d, (size_t)ra));
+        mem_store_drain(m);
+        cr_assert(!shared || (column_set_has(set, 0) && column_set_has(set, 2) && !column_set_has(set, 3)));
+        cr_assert(read_pattern_init(&pb, &l, set));
+        uint64_t before = mem_store_counts_now(m).get_bytes;
+        const uint64_t proof = prefetch_continuation_proof(&cfg);
+        for (uint64_t d = 0; d < q + proof; d += ra)
+            cr_assert(prefetch_chunk_of_read(io, &cfg, &b, &l, &pb, d, (size_t)ra));
+        mem_store_drain(m);
+        got[shared] = fetched_since(before);
+        read_pattern_destroy(&pa);
+        read_pattern_destroy(&pb);
+        column_memory_put(cm, set);
+        object_ref_free(&a);
+        object_ref_free(&b);
+    }
+    const uint64_t streak = q + prefetch_continuation_proof(&cfg) + ra;
+    cr_expect_leq(got[0], 2 * q + streak / 20 + BS, "alone: columns 0 and 1, of column 2 a start: %llu",
+                  (unsigned long long)got[0]);
+    cr_expect_geq(got[1], 3 * q - 2 * ra, "shared: column 2 whole as well: %llu", (unsigned long long)got[1]);
+    cr_expect_leq(got[1], 3 * q + streak / 20 + BS, "and of column 3 a start only: %llu", (unsigned long long)got[1]);
+    /* Another table (key) starts empty. */
+    column_set *other = column_memory_get(cm, 43, 4);
+    cr_assert(other && !column_set_has(other, 0));
+    column_memory_put(cm, other);
+    column_memory_destroy(cm);
 }
 
 Test(object_read, prefetch_runs_join_neighbours)
