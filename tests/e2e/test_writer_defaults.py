@@ -1,0 +1,128 @@
+"""Views over files as writers write them by default, read by unmodified
+readers: DuckDB's COPY (one page per chunk, no OffsetIndex), pyarrow's
+write_table (dictionary, snappy, several pages per chunk, no OffsetIndex),
+pyarrow with a page index, pyarrow without dictionary or compression (the
+regular multi-page layout whose page maps come from walking its headers),
+and polars' write_parquet. For each, hints with and without `columns`:
+DuckDB, pyarrow and polars through the view return exactly what they return
+from the local file, and so does the plain path. Spark's files are covered
+by test_views_readers.py::test_spark_page_checksums, deltalake's by
+::test_delta_table."""
+import pytest
+
+import viewdata as vd
+
+N = 120_000
+
+WRITERS = ["duckdb", "pyarrow", "pyarrow_index", "pyarrow_nodict", "polars"]
+
+# Hint `where` texts that are also DuckDB SQL (and the same for pyarrow and
+# polars through vd.to_pa / vd.to_polars of the tuple form).
+CASES = [
+    ("clustered", "id BETWEEN 50000 AND 50999", ("between", "id", 50000, 50999)),
+    ("scattered", "k = 7", ("eq", "k", 7)),
+    ("none", "id < 0", ("lt", "id", 0)),
+]
+
+
+def table():
+    import numpy as np
+    import pyarrow as pa
+    rng = np.random.default_rng(12)
+    ids = np.arange(N, dtype=np.int64)
+    f = rng.random(N)
+    return pa.table({
+        "id": pa.array(ids),
+        "k": pa.array((ids * 7919) % 4001, type=pa.int32()),
+        "f": pa.array(f),
+        "g": pa.array(np.where(ids % 97 == 0, None, f * 3), type=pa.float64()),
+        "s": pa.array([f"s{(i * 31) % 5003}" for i in range(N)]),
+        "t": pa.array((ids * 1000003) % 10**9, type=pa.int64()),
+    })
+
+
+def write(writer: str, path):
+    import pyarrow.parquet as pq
+    t = table()
+    if writer == "duckdb":
+        import duckdb
+        c = duckdb.connect()
+        c.register("src", t)
+        c.execute(f"COPY (SELECT * FROM src) TO '{path}' (FORMAT parquet)")
+    elif writer == "pyarrow":
+        pq.write_table(t, path)
+    elif writer == "pyarrow_index":
+        pq.write_table(t, path, write_page_index=True)
+    elif writer == "pyarrow_nodict":
+        pq.write_table(t, path, use_dictionary=False, compression="none")
+    elif writer == "polars":
+        import polars as pl
+        pl.from_arrow(t).write_parquet(path)
+    else:
+        raise ValueError(writer)
+
+
+def results(path, where_sql: str, q, cols):
+    import duckdb
+    import polars as pl
+    import pyarrow.parquet as pq
+    sel = ", ".join(cols)
+    out = {"duckdb": duckdb.connect().execute(
+        f"SELECT {sel} FROM read_parquet('{path}') WHERE {where_sql} ORDER BY id").fetchall()}
+    t = pq.read_table(path, columns=cols, filters=vd.to_pa(q)).sort_by("id")
+    out["pyarrow"] = vd.rows_of(t)
+    out["polars"] = vd.rows_of(pl.scan_parquet(path).filter(vd.to_polars(q)).select(cols).sort("id").collect()
+                               .to_arrow())
+    return out
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    d = tmp_path_factory.mktemp("writers")
+    out = {}
+    for w in WRITERS:
+        p = d / f"{w}.parquet"
+        write(w, p)
+        out[w] = p
+    return out
+
+
+@pytest.mark.asan
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("writer", WRITERS)
+def test_views_of_writer_defaults(writer, files, bucket, mount):
+    local = files[writer]
+    key = f"w/{writer}.parquet"
+    # Every page the planner can read partially is (--request-cost 0).
+    m = mount(bucket=bucket({key: local.read_bytes()}), args=vd.EVERY_PARTIAL)
+    failures, reasons = [], {}
+    for name, where_sql, q in CASES:
+        for with_cols in (False, True):
+            cols = ["id", "f", "g", "s", "t"]
+            doc = {"where": where_sql}
+            if with_cols:
+                doc["columns"] = cols + ["k"]
+            hint = f"{writer}-{name}-{int(with_cols)}"
+            r = vd.write_hint(m.mp, hint, doc)
+            assert r.ok, (hint, r)
+            want = results(local, where_sql, q, cols)
+            got = results(vd.view_path(m.mp, hint) / key, where_sql, q, cols)
+            plain = results(m.mp / key, where_sql, q, cols)
+            for reader in want:
+                if got[reader] != want[reader]:
+                    failures.append(f"{hint} [{reader}]: view differs: {vd.first_diff(got[reader], want[reader])}")
+                if plain[reader] != want[reader]:
+                    failures.append(f"{hint} [{reader}]: plain path differs")
+            if name != "none":
+                assert want["duckdb"], f"{hint}: the case selects rows"
+            for reason, n in vd.view_stats(m.mp, hint)["chunk_reasons"].items():
+                reasons[reason] = reasons.get(reason, 0) + n
+    assert not failures, "\n".join(failures[:20])
+    if writer in ("duckdb", "pyarrow_index"):
+        # One page per chunk, an OffsetIndex: every chunk but the filter
+        # column's gets a page map.
+        assert reasons.get("planned", 0) > 0 and not reasons.get("no_offset_index"), reasons
+    if writer == "pyarrow_nodict":
+        # Fixed-width columns without nulls have regular pages, mapped from
+        # their headers; strings and nullable columns do not.
+        assert reasons.get("planned", 0) > 2 * reasons.get("no_offset_index", 0), reasons
