@@ -42,7 +42,8 @@ static const char usage_mount[] =
     "options:\n"
     CLI_S3_OPTIONS_HELP
     "  --cache-size BYTES    in-memory block cache limit, with optional K/M/G suffix\n"
-    "                        (default 512M, minimum 16M)\n"
+    "                        (default 512M, minimum 16M); parsed footers take up\n"
+    "                        to an eighth more, walked page maps a sixteenth\n"
     "  --log-level LEVEL     error, warn, info, debug or trace (default warn)\n"
     "  --max-connections N   S3 requests in flight at once, retries waiting for\n"
     "                        their turn included, and pooled connections (1 to\n"

@@ -22,6 +22,7 @@ struct sv_fs {
     plain_fs *plain;     /* read-only after creation */
     view_registry *views;
     partial_memory partial_mem; /* the views' buffers and page images (atomic) */
+    page_map_cache *page_maps;  /* walked page maps (thread-safe) */
     handle_list handles; /* every open file and directory */
     link_profile *profile; /* not owned; NULL: none */
     bool destroying;     /* sv_fs_destroy is freeing leftover handles */
@@ -86,10 +87,13 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     handle_list_init(&fs->handles);
     fs->plain = plain_fs_create(store, stats, &cfg->plain);
     partial_memory_init(&fs->partial_mem, cfg->partial_memory);
+    /* Walked page maps take a sixteenth of the cache budget on top of it,
+     * as footers take an eighth. */
+    fs->page_maps = page_map_cache_create(cfg->plain.cache_bytes / 16);
     view_env env = {.plain = fs->plain, .profile = cfg->profile,
                     .request_cost_override = cfg->request_cost_override,
-                    .partial_mem = &fs->partial_mem};
-    fs->views = fs->plain ? views_create(&env) : NULL;
+                    .partial_mem = &fs->partial_mem, .page_maps = fs->page_maps};
+    fs->views = fs->plain && fs->page_maps ? views_create(&env) : NULL;
     if (!fs->plain || !fs->views) {
         sv_fs_destroy(fs);
         return NULL;
@@ -109,6 +113,7 @@ void sv_fs_destroy(sv_fs *fs)
         handle_free(fs, h);
     handle_list_destroy(&fs->handles);
     views_destroy(fs->views);
+    page_map_cache_destroy(fs->page_maps);
     plain_fs_destroy(fs->plain);
     free(fs);
 }

@@ -7,6 +7,7 @@
 #include "cost_model.h"
 #include "header_walk.h"
 #include "log.h"
+#include "page_map_cache.h"
 #include "parquet_meta.h"
 #include "sv_grow.h"
 
@@ -211,22 +212,65 @@ static bool chunk_wants_walk(const pq_file_meta *m, const vchunk *ch, uint64_t s
     return pq_page_map_single_page_ruled_out(&ctx) != NULL;
 }
 
+/* Whether walking the headers of the chunks chunk_wants_walk picks can pay
+ * on this link: at least two rounds of walking and one of values, and the
+ * selected rows' share of the bytes, against reading the chunks whole. The
+ * file's plan is judged again once the maps are known (file_plan_pays);
+ * this keeps a chunk read alone, too small to repay two round trips, from
+ * waiting for them. The --request-cost override prices rounds at nothing.
+ * Chunks cached[k] cost no round. */
+static bool walk_may_pay(const cost_link *link, const view_file *vf, vchunk *const *chs, size_t n, uint64_t size,
+                         const bool *cached)
+{
+    uint64_t bytes = 0, chunks = 0;
+    double selected_bytes = 0;
+    for (size_t k = 0; k < n; k++) {
+        const vchunk *ch = chs[k];
+        if (cached[k] || !chunk_wants_walk(vf->meta, ch, size))
+            continue;
+        const int64_t rows = vf->meta->row_groups[ch->rg].num_rows;
+        const uint64_t len = ch->end - ch->start;
+        bytes += len;
+        chunks++;
+        if (rows > 0)
+            selected_bytes += (double)len * (double)row_ranges_count_in(&vf->sel[ch->rg], 0, (uint64_t)rows) /
+                              (double)rows;
+    }
+    if (chunks == 0)
+        return false;
+    if (link->source != COST_SOURCE_PROFILE)
+        return true;
+    const double walk = 3 * link->round_s + selected_bytes * link->byte_s;
+    return walk < (1 - COST_MIN_SAVING) * cost_whole_time(link, bytes, chunks);
+}
+
 /* The page maps of the chunks (walked[k] set) that chunk_wants_walk picks,
  * from their page headers: each round fetches the header windows every
  * unfinished walk asks for, all at once. A walk that fails or does not
  * finish leaves its chunk without a map (served real). Returns the walks
  * (one per chunk; their windows seed the page planner), freed with
  * free_walks, or NULL. */
-static pq_header_walk *walk_headers(object_io *io, const object_ref *o, const view_file *vf, vchunk *const *chs,
-                                    size_t n, bool *walked, const sv_cancel *tok, uint64_t *bytes, uint64_t *requests)
+static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, const view_file *vf,
+                                    vchunk *const *chs, size_t n, bool *walked, const cost_link *link,
+                                    const sv_cancel *tok, uint64_t *bytes, uint64_t *requests)
 {
+    object_io *io = env->plain->io;
     const pq_file_meta *m = vf->meta;
     pq_header_walk *walks = calloc(n ? n : 1, sizeof *walks);
     bool *active = calloc(n ? n : 1, sizeof *active);
+    bool *cached = calloc(n ? n : 1, sizeof *cached);
     pq_header_want *wants = malloc(PQ_HEADER_WALK_MAX_WANTS * sizeof *wants);
     size_t n_active = 0;
-    for (size_t k = 0; walks && active && wants && k < n; k++) {
+    /* Walked before (another view, an earlier open): no round at all. */
+    for (size_t k = 0; walks && active && cached && wants && k < n; k++) {
         if (!chunk_wants_walk(m, chs[k], o->size))
+            continue;
+        pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
+        cached[k] = page_map_cache_get(env->page_maps, o, chs[k]->rg, chs[k]->col, &ctx, &walks[k]);
+    }
+    const bool walk = walks && active && cached && wants && walk_may_pay(link, vf, chs, n, o->size, cached);
+    for (size_t k = 0; walk && k < n; k++) {
+        if (cached[k] || !chunk_wants_walk(m, chs[k], o->size))
             continue;
         pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
         tc_error err;
@@ -296,45 +340,19 @@ static pq_header_walk *walk_headers(object_io *io, const object_ref *o, const vi
     for (size_t k = 0; walks && active && k < n; k++) {
         vchunk *ch = chs[k];
         tc_error err;
-        if (walks[k].done && pq_header_walk_map(&walks[k], &ch->pm, &err) == TC_OK)
+        if (walks[k].done && pq_header_walk_map(&walks[k], &ch->pm, &err) == TC_OK) {
             walked[k] = true;
+            if (!cached[k])
+                page_map_cache_put(env->page_maps, o, ch->rg, ch->col, &walks[k]);
+        }
         else if (walks[k].failed)
             log_info("%s: chunk rg %u column %s: page headers do not make a page map: %s", vf->relpath, ch->rg,
                      m->leaves[ch->col].path, walks[k].err.msg);
     }
     free(wants);
     free(active);
+    free(cached);
     return walks;
-}
-
-/* Whether walking the headers of the chunks chunk_wants_walk picks can pay
- * on this link: at least two rounds of walking and one of values, and the
- * selected rows' share of the bytes, against reading the chunks whole. The
- * file's plan is judged again once the maps are known (file_plan_pays);
- * this keeps a chunk read alone, too small to repay two round trips, from
- * waiting for them. The --request-cost override prices rounds at nothing. */
-static bool walk_may_pay(const cost_link *link, const view_file *vf, vchunk *const *chs, size_t n, uint64_t size)
-{
-    uint64_t bytes = 0, chunks = 0;
-    double selected_bytes = 0;
-    for (size_t k = 0; k < n; k++) {
-        const vchunk *ch = chs[k];
-        if (!chunk_wants_walk(vf->meta, ch, size))
-            continue;
-        const int64_t rows = vf->meta->row_groups[ch->rg].num_rows;
-        const uint64_t len = ch->end - ch->start;
-        bytes += len;
-        chunks++;
-        if (rows > 0)
-            selected_bytes += (double)len * (double)row_ranges_count_in(&vf->sel[ch->rg], 0, (uint64_t)rows) /
-                              (double)rows;
-    }
-    if (chunks == 0)
-        return false;
-    if (link->source != COST_SOURCE_PROFILE)
-        return true;
-    const double walk = 3 * link->round_s + selected_bytes * link->byte_s;
-    return walk < (1 - COST_MIN_SAVING) * cost_whole_time(link, bytes, chunks);
 }
 
 static void free_walks(pq_header_walk *walks, size_t n)
@@ -385,9 +403,8 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
     bool *walked = calloc(n ? n : 1, sizeof *walked);
     pq_header_walk *walks = NULL;
-    if (walked && vf->selection == SEL_DONE && cost_link_allows_partial(&link) &&
-        walk_may_pay(&link, vf, chs, n, o->size))
-        walks = walk_headers(io, o, vf, chs, n, walked, &tok, &plan_bytes, &plan_requests);
+    if (walked && vf->selection == SEL_DONE && cost_link_allows_partial(&link))
+        walks = walk_headers(env, o, vf, chs, n, walked, &link, &tok, &plan_bytes, &plan_requests);
     for (size_t k = 0; k < n; k++) {
         vchunk *ch = chs[k];
         const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];

@@ -27,6 +27,7 @@
 #include <sys/types.h>
 
 #include "link_profile.h"
+#include "page_map_cache.h"
 #include "partial_memory.h"
 #include "plain.h"
 #include "vfs_types.h"
@@ -46,6 +47,8 @@ typedef struct {
     int64_t request_cost_override;
     /* The budget of planning buffers and page images (NULL: unlimited). */
     partial_memory *partial_mem;
+    /* Page maps walked from page headers, per object version (may be NULL). */
+    page_map_cache *page_maps;
 } view_env;
 
 view_registry *views_create(const view_env *env);

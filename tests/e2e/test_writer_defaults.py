@@ -126,3 +126,24 @@ def test_views_of_writer_defaults(writer, files, bucket, mount):
         # Fixed-width columns without nulls have regular pages, mapped from
         # their headers; strings and nullable columns do not.
         assert reasons.get("planned", 0) > 2 * reasons.get("no_offset_index", 0), reasons
+
+
+@pytest.mark.asan
+@pytest.mark.timeout(300)
+def test_walked_page_maps_are_kept_per_version(files, bucket, mount):
+    """The second view of the same file version does not walk its headers
+    again: the same hint asks for fewer requests (and gets the same rows)."""
+    local = files["pyarrow_nodict"]
+    key = "w/pyarrow_nodict.parquet"
+    m = mount(bucket=bucket({key: local.read_bytes()}), args=vd.EVERY_PARTIAL)
+    _, where_sql, q = CASES[0]
+    cols = ["id", "f", "t"]
+    want = results(local, where_sql, q, cols)
+    requests = []
+    for name in ("first", "again"):
+        assert vd.write_hint(m.mp, name, {"where": where_sql, "columns": cols}).ok
+        assert results(vd.view_path(m.mp, name) / key, where_sql, q, cols) == want
+        st = vd.view_stats(m.mp, name)
+        assert st["chunk_reasons"].get("planned", 0) > 0, st["chunk_reasons"]
+        requests.append(st["requests"])
+    assert requests[1] < requests[0], requests
