@@ -26,6 +26,8 @@ typedef struct {
     atomic_uint_fast64_t read_timeouts;    /* reads failed at their --read-timeout (also in errors) */
     atomic_uint_fast64_t read_interrupts;  /* reads the kernel interrupted (the reader got a signal) */
     atomic_uint_fast64_t requests_cancelled; /* requests dropped because their caller gave up */
+    atomic_uint_fast64_t page_maps_walked;   /* chunk page maps walked from page headers */
+    atomic_uint_fast64_t page_maps_from_disk; /* ... read back from --cache-dir instead */
 } sv_stats;
 
 #define STAT_ADD(st, field, n) atomic_fetch_add_explicit(&(st)->field, (uint_fast64_t)(n), memory_order_relaxed)

@@ -79,6 +79,11 @@ static const char usage_mount[] =
     "                        bytes (planning rounds free) instead of the measured\n"
     "                        connection profile (0: bytes alone count). Without it\n"
     "                        and without a profile, views read no page partially\n"
+    "  --cache-dir DIR       keep page maps walked from page headers (files\n"
+    "                        without an OffsetIndex) in DIR, created if missing,\n"
+    "                        so later mounts need not walk them again (default:\n"
+    "                        in memory only). Entries name the object's ETag: a\n"
+    "                        changed object is walked afresh\n"
     "  --partial-memory SIZE memory views may hold for partial reads (planning\n"
     "                        buffers, page images; default 512M); over it, pages\n"
     "                        are read the ordinary way\n"
@@ -108,6 +113,7 @@ typedef struct {
     uint64_t request_cost;
     bool request_cost_set; /* --request-cost given: overrides the profile */
     uint64_t partial_memory;
+    const char *cache_dir; /* NULL: none */
     double warmup_s;      /* --warmup: sampling time, 0 for none */
     uint64_t read_timeout_ms;
     bool foreground;
@@ -157,7 +163,7 @@ static void fail(const char *fmt, ...)
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
     enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD,
-           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT };
+           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -169,6 +175,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"read-ahead", required_argument, NULL, OPT_READAHEAD},
         {"request-cost", required_argument, NULL, OPT_REQCOST},
         {"partial-memory", required_argument, NULL, OPT_PARTIALMEM},
+        {"cache-dir", required_argument, NULL, OPT_CACHEDIR},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"read-timeout", required_argument, NULL, OPT_READTIMEOUT},
         {"foreground", no_argument, NULL, 'f'},
@@ -246,6 +253,11 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_size(optarg, &o->request_cost) || o->request_cost > (64ull << 20))
                 fail("--request-cost '%s': expected a size from 0 to 64M, like 0, 16K or 128K", optarg);
             o->request_cost_set = true;
+            break;
+        case OPT_CACHEDIR:
+            if (!optarg[0])
+                fail("--cache-dir: expected a directory");
+            o->cache_dir = optarg;
             break;
         case OPT_PARTIALMEM:
             if (!cli_parse_size(optarg, &o->partial_memory) || o->partial_memory > (1ull << 40))
@@ -605,6 +617,21 @@ static void check_mountpoint(const char *arg, char mountpoint[PATH_MAX])
         fail("mountpoint %s is busy: something is already mounted there", mountpoint);
 }
 
+/* --cache-dir: created when missing (its parent must exist), resolved to
+ * an absolute path (the daemon leaves the working directory). */
+static void check_cache_dir(const char *arg, char dir[PATH_MAX])
+{
+    if (mkdir(arg, 0755) != 0 && errno != EEXIST)
+        fail("--cache-dir %s: cannot create it: %s", arg, strerror(errno));
+    struct stat st;
+    if (!realpath(arg, dir) || stat(dir, &st) != 0)
+        fail("--cache-dir %s: %s", arg, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        fail("--cache-dir %s is not a directory", arg);
+    if (access(dir, W_OK | X_OK) != 0)
+        fail("--cache-dir %s: not writable: %s", dir, strerror(errno));
+}
+
 /* Fork the daemon. The parent waits for the child's verdict and returns the
  * exit status; the child returns -1, detached from the terminal's session,
  * and reports its start-up through ready_fd. */
@@ -651,6 +678,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.prefetch.kernel_readahead = o->read_ahead;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;
+    fc.cache_dir = o->cache_dir;
     profile = link_profile_create();
     if (!profile)
         fail("out of memory creating the filesystem");
@@ -734,6 +762,11 @@ int cli_mount(int argc, char **argv)
     parse_source(o.source, &bucket, &prefix);
     char mountpoint[PATH_MAX];
     check_mountpoint(o.mountpoint, mountpoint);
+    static char cache_dir[PATH_MAX];
+    if (o.cache_dir) {
+        check_cache_dir(o.cache_dir, cache_dir);
+        o.cache_dir = cache_dir;
+    }
     /* On a terminal the command shows the warmup and its profile; elsewhere
      * (scripts, tests) it returns as soon as the mount answers. */
     report_warmup = !o.foreground && o.warmup_s > 0 && isatty(STDOUT_FILENO);

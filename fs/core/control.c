@@ -40,6 +40,9 @@ char *control_render_stats(const plain_fs *p, size_t *len)
         json_object_set_new(o, "warmup_bytes", json_integer((json_int_t)STAT_GET(st, warmup_bytes)));
         json_object_set_new(o, "requests_cancelled",
                             json_integer((json_int_t)STAT_GET(st, requests_cancelled)));
+        json_object_set_new(o, "page_maps_walked", json_integer((json_int_t)STAT_GET(st, page_maps_walked)));
+        json_object_set_new(o, "page_maps_from_disk",
+                            json_integer((json_int_t)STAT_GET(st, page_maps_from_disk)));
     }
     return sv_json_text(o, JSON_INDENT(2), len);
 }

@@ -89,7 +89,7 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     partial_memory_init(&fs->partial_mem, cfg->partial_memory);
     /* Walked page maps take a sixteenth of the cache budget on top of it,
      * as footers take an eighth. */
-    fs->page_maps = page_map_cache_create(cfg->plain.cache_bytes / 16);
+    fs->page_maps = page_map_cache_create(cfg->plain.cache_bytes / 16, cfg->cache_dir, stats);
     view_env env = {.plain = fs->plain, .profile = cfg->profile,
                     .request_cost_override = cfg->request_cost_override,
                     .partial_mem = &fs->partial_mem, .page_maps = fs->page_maps};

@@ -42,6 +42,9 @@ typedef struct {
      * images, --partial-memory); over it, pages are read the ordinary way.
      * Default PARTIAL_MEMORY_DEFAULT. */
     uint64_t partial_memory;
+    /* --cache-dir: where walked page maps are kept across mounts (an
+     * existing directory), or NULL. Owned by the caller. */
+    const char *cache_dir;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

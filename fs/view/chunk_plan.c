@@ -248,11 +248,12 @@ static bool walk_may_pay(const cost_link *link, const view_file *vf, vchunk *con
  * from their page headers: each round fetches the header windows every
  * unfinished walk asks for, all at once. A walk that fails or does not
  * finish leaves its chunk without a map (served real). Returns the walks
- * (one per chunk; their windows seed the page planner), freed with
- * free_walks, or NULL. */
+ * (one per chunk; their windows seed the page planner unless no_seed[k]),
+ * freed with free_walks, or NULL. */
 static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, const view_file *vf,
-                                    vchunk *const *chs, size_t n, bool *walked, const cost_link *link,
-                                    const sv_cancel *tok, uint64_t *bytes, uint64_t *requests)
+                                    vchunk *const *chs, size_t n, bool *walked, bool *no_seed,
+                                    const cost_link *link, const sv_cancel *tok, uint64_t *bytes,
+                                    uint64_t *requests)
 {
     object_io *io = env->plain->io;
     const pq_file_meta *m = vf->meta;
@@ -266,7 +267,12 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
         if (!chunk_wants_walk(m, chs[k], o->size))
             continue;
         pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
-        cached[k] = page_map_cache_get(env->page_maps, o, chs[k]->rg, chs[k]->col, &ctx, &walks[k]);
+        bool from_s3 = false;
+        cached[k] = page_map_cache_get(env->page_maps, o, chs[k]->rg, chs[k]->col, &ctx, &walks[k], &from_s3);
+        /* Header bytes read back from the cache directory are not served:
+         * the page planner reads them from S3. */
+        if (cached[k] && !from_s3)
+            no_seed[k] = true;
     }
     const bool walk = walks && active && cached && wants && walk_may_pay(link, vf, chs, n, o->size, cached);
     for (size_t k = 0; walk && k < n; k++) {
@@ -363,10 +369,10 @@ static void free_walks(pq_header_walk *walks, size_t n)
 }
 
 /* Give page p of walked chunk k the header window its walk fetched. */
-static void seed_from_walk(const pq_header_walk *walks, const bool *walked, size_t k, const vchunk *ch, uint32_t p,
-                           pp_bytes *known)
+static void seed_from_walk(const pq_header_walk *walks, const bool *walked, const bool *no_seed, size_t k,
+                           const vchunk *ch, uint32_t p, pp_bytes *known)
 {
-    if (!walks || !walked || !walked[k])
+    if (!walks || !walked || !walked[k] || no_seed[k])
         return;
     const uint32_t first = ch->pm.dict_page >= 0 ? 1 : 0;
     if (p < first || p - first >= walks[k].n_pages)
@@ -401,10 +407,10 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     const uint32_t rc = cost_request_bytes(&link);
     const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
-    bool *walked = calloc(n ? n : 1, sizeof *walked);
+    bool *walked = calloc(n ? n : 1, sizeof *walked), *no_seed = calloc(n ? n : 1, sizeof *no_seed);
     pq_header_walk *walks = NULL;
-    if (walked && vf->selection == SEL_DONE && cost_link_allows_partial(&link))
-        walks = walk_headers(env, o, vf, chs, n, walked, &link, &tok, &plan_bytes, &plan_requests);
+    if (walked && no_seed && vf->selection == SEL_DONE && cost_link_allows_partial(&link))
+        walks = walk_headers(env, o, vf, chs, n, walked, no_seed, &link, &tok, &plan_bytes, &plan_requests);
     for (size_t k = 0; k < n; k++) {
         vchunk *ch = chs[k];
         const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
@@ -506,7 +512,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             j->page = p;
             j->known = pp_bytes_new(pg->total_size);
             if (j->known)
-                seed_from_walk(walks, walked, k, ch, p, j->known);
+                seed_from_walk(walks, walked, no_seed, k, ch, p, j->known);
             row_ranges pr = {0};
             bool ok = j->known && row_ranges_slice(sel, a, e, &pr);
             if (ok && pr.n) {
@@ -677,6 +683,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     }
     free(jobs);
     free(walked);
+    free(no_seed);
     vt->bytes_fetched += plan_bytes;
     vt->requests += plan_requests;
 }

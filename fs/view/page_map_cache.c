@@ -1,9 +1,17 @@
 /* Walked page maps per object version; see page_map_cache.h. */
 #include "page_map_cache.h"
 
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "page_map_file.h"
 
 typedef struct entry {
     struct entry *newer, *older; /* recency list */
@@ -14,20 +22,32 @@ typedef struct entry {
     pq_header_window *windows;
     uint32_t n;
     uint64_t bytes; /* what it holds, counted against the budget */
+    bool from_disk; /* read from the cache directory: not bytes to serve */
 } entry;
 
 struct page_map_cache {
-    pthread_mutex_t lock; /* guards everything below */
+    pthread_mutex_t lock; /* guards everything below but dir and tmp_seq */
     entry *newest, *oldest;
-    uint64_t budget, bytes, entries, hits, misses;
+    uint64_t budget, bytes, entries, hits, misses, disk_reads, disk_writes;
+    char *dir;               /* immutable; NULL: memory only */
+    sv_stats *stats;         /* atomic counters; may be NULL */
+    atomic_uint tmp_seq;     /* names temporary files */
 };
 
-page_map_cache *page_map_cache_create(uint64_t budget_bytes)
+static void insert(page_map_cache *c, entry *e, const object_ref *o);
+static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col);
+
+page_map_cache *page_map_cache_create(uint64_t budget_bytes, const char *dir, sv_stats *stats)
 {
     page_map_cache *c = calloc(1, sizeof *c);
-    if (c) {
-        pthread_mutex_init(&c->lock, NULL);
-        c->budget = budget_bytes;
+    if (!c)
+        return NULL;
+    pthread_mutex_init(&c->lock, NULL);
+    c->budget = budget_bytes;
+    c->stats = stats;
+    if (dir && !(c->dir = strdup(dir))) {
+        page_map_cache_destroy(c);
+        return NULL;
     }
     return c;
 }
@@ -76,6 +96,7 @@ void page_map_cache_destroy(page_map_cache *c)
         entry_free(e);
     }
     pthread_mutex_destroy(&c->lock);
+    free(c->dir);
     free(c);
 }
 
@@ -96,8 +117,9 @@ static entry *find(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t
 }
 
 bool page_map_cache_get(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_column_ctx *ctx,
-                        pq_header_walk *w)
+                        pq_header_walk *w, bool *from_s3)
 {
+    *from_s3 = false;
     if (!c || !o->key || !o->etag[0])
         return false;
     pq_header_walk replay;
@@ -105,7 +127,24 @@ bool page_map_cache_get(page_map_cache *c, const object_ref *o, uint32_t rg, uin
         return false;
     pthread_mutex_lock(&c->lock);
     entry *e = find(c, o, rg, col);
+    if (!e && c->dir) {
+        pthread_mutex_unlock(&c->lock);
+        entry *disk = read_file(c, o, rg, col);
+        pthread_mutex_lock(&c->lock);
+        if (disk) {
+            c->disk_reads++;
+            if (c->stats)
+                STAT_ADD(c->stats, page_maps_from_disk, 1);
+            if (disk->bytes <= c->budget) {
+                insert(c, disk, o);
+                e = disk;
+            } else {
+                entry_free(disk);
+            }
+        }
+    }
     bool fed = e != NULL;
+    *from_s3 = e && !e->from_disk;
     if (e) {
         unlink_entry(c, e);
         push_newest(c, e);
@@ -127,21 +166,21 @@ bool page_map_cache_get(page_map_cache *c, const object_ref *o, uint32_t rg, uin
     return true;
 }
 
-void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_header_walk *w)
+/* A new entry holding copies of windows[0..n), or NULL. */
+static entry *entry_new(const object_ref *o, uint32_t rg, uint32_t col, const pq_header_window *windows, uint32_t n,
+                        bool from_disk)
 {
-    if (!c || !w->done || !o->key || !o->etag[0] || w->n_pages == 0)
-        return;
     entry *e = calloc(1, sizeof *e);
     if (!e)
-        return;
+        return NULL;
     e->key = strdup(o->key);
-    e->windows = calloc(w->n_pages, sizeof *e->windows);
-    e->n = w->n_pages;
-    e->bytes = sizeof *e + strlen(o->key) + (uint64_t)w->n_pages * sizeof *e->windows;
+    e->windows = calloc(n ? n : 1, sizeof *e->windows);
+    e->n = n;
+    e->bytes = sizeof *e + strlen(o->key) + (uint64_t)n * sizeof *e->windows;
     bool ok = e->key && e->windows;
-    for (uint32_t i = 0; ok && i < w->n_pages; i++) {
-        const pq_header_window *src = &w->confirmed[i];
-        e->windows[i] = (pq_header_window){src->offset, malloc(src->len), src->len};
+    for (uint32_t i = 0; ok && i < n; i++) {
+        const pq_header_window *src = &windows[i];
+        e->windows[i] = (pq_header_window){src->offset, malloc(src->len ? src->len : 1), src->len};
         ok = e->windows[i].bytes != NULL;
         if (ok)
             memcpy(e->windows[i].bytes, src->bytes, src->len);
@@ -151,12 +190,19 @@ void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uin
     e->size = o->size;
     e->rg = rg;
     e->col = col;
-    if (!ok || e->bytes > c->budget) {
+    e->from_disk = from_disk;
+    if (!ok) {
         entry_free(e);
-        return;
+        return NULL;
     }
-    pthread_mutex_lock(&c->lock);
-    entry *old = find(c, o, rg, col);
+    return e;
+}
+
+/* Keep e (replacing an entry for the same chunk), evicting to the budget.
+ * Called with c->lock held. */
+static void insert(page_map_cache *c, entry *e, const object_ref *o)
+{
+    entry *old = find(c, o, e->rg, e->col);
     if (old) {
         unlink_entry(c, old);
         c->bytes -= old->bytes;
@@ -173,16 +219,106 @@ void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uin
         c->entries--;
         entry_free(v);
     }
-    pthread_mutex_unlock(&c->lock);
+}
+
+static void write_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_header_walk *w)
+{
+    size_t len = 0;
+    uint8_t *buf = page_map_file_encode(o->key, o->etag, o->size, rg, col, w, &len);
+    if (!buf)
+        return;
+    char name[64], path[4200], tmp[4300];
+    page_map_file_name(o->key, o->etag, o->size, rg, col, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&c->tmp_seq, 1));
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    bool ok = fd >= 0;
+    for (size_t done = 0; ok && done < len;) {
+        ssize_t n = write(fd, buf + done, len - done);
+        ok = n > 0;
+        done += ok ? (size_t)n : 0;
+    }
+    if (fd >= 0 && close(fd) != 0)
+        ok = false;
+    if (ok && rename(tmp, path) == 0) {
+        pthread_mutex_lock(&c->lock);
+        c->disk_writes++;
+        pthread_mutex_unlock(&c->lock);
+    } else {
+        log_debug("%s: page map of rg %u column %u not written to %s", o->key, rg, col, c->dir);
+        unlink(tmp);
+    }
+    free(buf);
+}
+
+/* The entry for (o, rg, col) from the cache directory, or NULL. */
+static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col)
+{
+    char name[64], path[4200];
+    page_map_file_name(o->key, o->etag, o->size, rg, col, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    struct stat st;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= PAGE_MAP_FILE_MAX) {
+        len = (size_t)st.st_size;
+        buf = malloc(len);
+        for (size_t done = 0; buf && done < len;) {
+            ssize_t n = read(fd, buf + done, len - done);
+            if (n <= 0) {
+                free(buf);
+                buf = NULL;
+            } else {
+                done += (size_t)n;
+            }
+        }
+    }
+    close(fd);
+    page_map_file f;
+    entry *e = NULL;
+    if (buf && page_map_file_parse(buf, len, &f)) {
+        /* The name is a hash: the file must name exactly this chunk. */
+        if (strcmp(f.key, o->key) == 0 && strcmp(f.etag, o->etag) == 0 && f.size == o->size && f.rg == rg &&
+            f.col == col)
+            e = entry_new(o, rg, col, f.windows, f.n, true);
+        page_map_file_free(&f);
+    } else if (buf) {
+        log_info("%s: ignoring %s: not a page map file of this version", o->key, path);
+    }
+    free(buf);
+    return e;
+}
+
+void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_header_walk *w)
+{
+    if (!c || !w->done || !o->key || !o->etag[0] || w->n_pages == 0)
+        return;
+    if (c->stats)
+        STAT_ADD(c->stats, page_maps_walked, 1);
+    entry *e = entry_new(o, rg, col, w->confirmed, w->n_pages, false);
+    if (!e)
+        return;
+    if (e->bytes > c->budget) {
+        entry_free(e);
+    } else {
+        pthread_mutex_lock(&c->lock);
+        insert(c, e, o);
+        pthread_mutex_unlock(&c->lock);
+    }
+    if (c->dir)
+        write_file(c, o, rg, col, w);
 }
 
 page_map_cache_counts page_map_cache_counts_now(page_map_cache *c)
 {
-    page_map_cache_counts n = {0, 0, 0, 0};
+    page_map_cache_counts n = {0, 0, 0, 0, 0, 0};
     if (!c)
         return n;
     pthread_mutex_lock(&c->lock);
-    n = (page_map_cache_counts){c->entries, c->bytes, c->hits, c->misses};
+    n = (page_map_cache_counts){c->entries, c->bytes, c->hits, c->misses, c->disk_reads, c->disk_writes};
     pthread_mutex_unlock(&c->lock);
     return n;
 }

@@ -4,9 +4,13 @@
  * the headers again. An entry holds the walk's header windows; a hit
  * replays them through a new walk, which checks the chain again as if they
  * had just been fetched. Least recently used entries go first, within a
- * byte budget.
+ * byte budget. With a directory (--cache-dir), walks are also written there
+ * (page_map_file.h) and read back on a miss, so they outlive the mount; a
+ * map read from disk is a prediction only: its header bytes are not served
+ * (the page planner reads them from S3).
  *
- * Thread-safe (one lock). */
+ * Thread-safe (one lock; files are written whole under a temporary name and
+ * renamed). */
 #ifndef SIEVE_PAGE_MAP_CACHE_H
 #define SIEVE_PAGE_MAP_CACHE_H
 #include <stdbool.h>
@@ -14,23 +18,27 @@
 
 #include "header_walk.h"
 #include "object_read.h"
+#include "stats.h"
 
 typedef struct page_map_cache page_map_cache;
 
-page_map_cache *page_map_cache_create(uint64_t budget_bytes);
+/* dir (may be NULL): where walks are kept across mounts; it must exist.
+ * stats (may be NULL): page_maps_walked and page_maps_from_disk. */
+page_map_cache *page_map_cache_create(uint64_t budget_bytes, const char *dir, sv_stats *stats);
 void page_map_cache_destroy(page_map_cache *c);
 
 /* A done walk of chunk (rg, col) of version o into w (initialised for ctx,
  * the chunk's metadata); false (w untouched) when there is none or the
- * replay does not finish. c may be NULL. */
+ * replay does not finish. *from_s3: its windows' bytes were fetched from S3
+ * by this mount (false: read from the cache directory). c may be NULL. */
 bool page_map_cache_get(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_column_ctx *ctx,
-                        pq_header_walk *w);
+                        pq_header_walk *w, bool *from_s3);
 
 /* Keep a done walk of chunk (rg, col) of version o (copied). */
 void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_header_walk *w);
 
 typedef struct {
-    uint64_t entries, bytes, hits, misses;
+    uint64_t entries, bytes, hits, misses, disk_reads, disk_writes;
 } page_map_cache_counts;
 page_map_cache_counts page_map_cache_counts_now(page_map_cache *c);
 

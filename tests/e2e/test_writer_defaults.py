@@ -147,3 +147,46 @@ def test_walked_page_maps_are_kept_per_version(files, bucket, mount):
         assert st["chunk_reasons"].get("planned", 0) > 0, st["chunk_reasons"]
         requests.append(st["requests"])
     assert requests[1] < requests[0], requests
+
+
+@pytest.mark.asan
+@pytest.mark.timeout(300)
+def test_cache_dir_outlives_the_mount_and_ignores_a_changed_object(files, bucket, mount, tmp_path, s3):
+    """--cache-dir: a second mount's view of the same file version walks no
+    page headers (its page maps are read back, then confirmed by the page
+    planner's header reads from S3) and returns the same rows; after the
+    object is replaced (new ETag), its maps are walked afresh and its view
+    returns the new rows."""
+    local = files["pyarrow_nodict"]
+    key = "w/pyarrow_nodict.parquet"
+    name = bucket({key: local.read_bytes()})
+    cache = tmp_path / "pagemaps"
+    _, where_sql, q = CASES[0]
+    cols = ["id", "f", "t"]
+    want = results(local, where_sql, q, cols)
+    maps = []
+    for round_ in range(2):
+        m = mount(bucket=name, args=(*vd.EVERY_PARTIAL, "--cache-dir", str(cache)))
+        assert vd.write_hint(m.mp, "h", {"where": where_sql, "columns": cols}).ok
+        assert results(vd.view_path(m.mp, "h") / key, where_sql, q, cols) == want
+        st = m.stats()
+        maps.append((st["page_maps_walked"], st["page_maps_from_disk"]))
+        m.unmount()
+    assert any(p.suffix == ".pm" for p in cache.iterdir()), sorted(cache.iterdir())
+    (walked0, disk0), (walked1, disk1) = maps
+    assert walked0 > 0 and disk0 == 0, maps
+    assert walked1 == 0 and disk1 == walked0, maps  # nothing walked again
+    # The object changes: same layout, other values (another ETag).
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    t = table()
+    t = t.set_column(t.schema.get_field_index("f"), "f", pc.multiply(t["f"], -1.0))
+    changed = tmp_path / "changed.parquet"
+    pq.write_table(t, changed, use_dictionary=False, compression="none")
+    s3.put_object(Bucket=name, Key=key, Body=changed.read_bytes())
+    m = mount(bucket=name, args=(*vd.EVERY_PARTIAL, "--cache-dir", str(cache)))
+    assert vd.write_hint(m.mp, "h2", {"where": where_sql, "columns": cols}).ok
+    want2 = results(changed, where_sql, q, cols)
+    assert want2 != want
+    assert results(vd.view_path(m.mp, "h2") / key, where_sql, q, cols) == want2
+    assert m.stats()["page_maps_walked"] > 0 and m.stats()["page_maps_from_disk"] == 0, m.stats()
