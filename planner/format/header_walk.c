@@ -79,7 +79,7 @@ tc_status pq_header_walk_feed(pq_header_walk *w, uint64_t offset, const uint8_t 
     if (len > PQ_HEADER_WINDOW_MAX)
         len = PQ_HEADER_WINDOW_MAX;
     if (!sv_grow((void **)&w->fed, &w->cap_fed, (size_t)w->n_fed + 1, sizeof *w->fed, 16,
-                 PQ_HEADER_WALK_MAX_WANTS * 2))
+                 PQ_HEADER_WALK_MAX_PAGES + PQ_HEADER_WALK_MAX_WANTS))
         return sv_fail(&w->err, TC_E_NOMEM, 0, "out of memory");
     uint8_t *copy = malloc(len);
     if (!copy)
