@@ -60,6 +60,28 @@ static inline void fixtures_free(fixture *fx, int n)
     }
 }
 
+/* fixtures_load, each fixture's footer parsed (which must parse). */
+static inline int fixtures_load_parsed(fixture *out, int max)
+{
+    int n = fixtures_load(out, max);
+    for (int i = 0; i < n; i++) {
+        tc_error err;
+        cr_assert_eq(pq_file_meta_from_tail(out[i].data, out[i].len, out[i].len, &out[i].m, NULL, &err), TC_OK,
+                     "%s: %s", out[i].name, err.msg);
+    }
+    return n;
+}
+
+/* The loaded fixture called name (which must be there). */
+static inline fixture *fixtures_find(fixture *fx, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(fx[i].name, name) == 0)
+            return &fx[i];
+    cr_assert_fail("no fixture %s", name);
+    return NULL;
+}
+
 /* The integer o[key], which must be there. */
 static inline int64_t jint(json_t *o, const char *key)
 {

@@ -22,13 +22,7 @@ static int n_loaded;
 
 static void load_fixtures(void)
 {
-    n_loaded = fixtures_load(loaded, 32);
-    for (int i = 0; i < n_loaded; i++) {
-        fixture *f = &loaded[i];
-        tc_error err;
-        cr_assert_eq(pq_file_meta_from_tail(f->data, f->len, f->len, &f->m, NULL, &err), TC_OK,
-                     "%s: %s", f->name, err.msg);
-    }
+    n_loaded = fixtures_load_parsed(loaded, 32);
 }
 
 static void free_fixtures(void)
@@ -42,11 +36,7 @@ TestSuite(malformed, .init = load_fixtures, .fini = free_fixtures);
 
 static fixture *find(const char *name)
 {
-    for (int i = 0; i < n_loaded; i++)
-        if (strcmp(loaded[i].name, name) == 0)
-            return &loaded[i];
-    cr_assert_fail("no fixture %s", name);
-    return NULL;
+    return fixtures_find(loaded, n_loaded, name);
 }
 
 static json_t *jcol(const fixture *fx, uint32_t rg, uint32_t col)
