@@ -218,15 +218,15 @@ static bool chunk_wants_walk(const pq_file_meta *m, const vchunk *ch, uint64_t s
  * file's plan is judged again once the maps are known (file_plan_pays);
  * this keeps a chunk read alone, too small to repay two round trips, from
  * waiting for them. The --request-cost override prices rounds at nothing.
- * Chunks cached[k] cost no round. */
-static bool walk_may_pay(const cost_link *link, const view_file *vf, vchunk *const *chs, size_t n, uint64_t size,
-                         const bool *cached)
+ * Only chunks candidate[k] count; chunks cached[k] cost no round. */
+static bool walk_may_pay(const cost_link *link, const view_file *vf, vchunk *const *chs, size_t n,
+                         const bool *candidate, const bool *cached)
 {
     uint64_t bytes = 0, chunks = 0;
     double selected_bytes = 0;
     for (size_t k = 0; k < n; k++) {
         const vchunk *ch = chs[k];
-        if (cached[k] || !chunk_wants_walk(vf->meta, ch, size))
+        if (!candidate[k] || cached[k])
             continue;
         const int64_t rows = vf->meta->row_groups[ch->rg].num_rows;
         const uint64_t len = ch->end - ch->start;
@@ -260,11 +260,13 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
     pq_header_walk *walks = calloc(n ? n : 1, sizeof *walks);
     bool *active = calloc(n ? n : 1, sizeof *active);
     bool *cached = calloc(n ? n : 1, sizeof *cached);
+    bool *candidate = calloc(n ? n : 1, sizeof *candidate);
     pq_header_want *wants = malloc(PQ_HEADER_WALK_MAX_WANTS * sizeof *wants);
     size_t n_active = 0;
+    const bool ready = walks && active && cached && candidate && wants;
     /* Walked before (another view, an earlier open): no round at all. */
-    for (size_t k = 0; walks && active && cached && wants && k < n; k++) {
-        if (!chunk_wants_walk(m, chs[k], o->size))
+    for (size_t k = 0; ready && k < n; k++) {
+        if (!(candidate[k] = chunk_wants_walk(m, chs[k], o->size)))
             continue;
         pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
         bool from_s3 = false;
@@ -274,9 +276,9 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
         if (cached[k] && !from_s3)
             no_seed[k] = true;
     }
-    const bool walk = walks && active && cached && wants && walk_may_pay(link, vf, chs, n, o->size, cached);
+    const bool walk = ready && walk_may_pay(link, vf, chs, n, candidate, cached);
     for (size_t k = 0; walk && k < n; k++) {
-        if (cached[k] || !chunk_wants_walk(m, chs[k], o->size))
+        if (!candidate[k] || cached[k])
             continue;
         pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
         tc_error err;
@@ -358,6 +360,7 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
     free(wants);
     free(active);
     free(cached);
+    free(candidate);
     return walks;
 }
 
