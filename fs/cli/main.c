@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli_hint.h"
+#include "cli_index.h"
 #include "cli_inspect.h"
 #include "cli_mount.h"
 #include "cli_profile.h"
@@ -21,6 +22,7 @@ static const command commands[] = {
     {"mount", "mount s3://BUCKET[/PREFIX] read-only on MOUNTPOINT", cli_mount},
     {"inspect", "show a Parquet file's layout and partial-read eligibility", cli_inspect},
     {"hint", "hand a mount a selection hint and print the view it creates", cli_hint},
+    {"index", "build the page maps of a table's files ahead of time (for views)", cli_index},
     {"profile", "measure the link to s3://BUCKET[/PREFIX] (latency, bandwidth, capacity)", cli_profile},
     {"help", "show this help", cmd_help},
 };

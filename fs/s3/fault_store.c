@@ -95,6 +95,11 @@ static store_status fault_list_page(object_store *s, const char *prefix, const c
     return store_list_page(f->inner, prefix, delimiter, token, opts, out, err);
 }
 
+static store_status fault_put(object_store *s, const char *key, const void *body, size_t len, sv_error *err)
+{
+    return store_put(((fault_store *)s)->inner, key, body, len, err);
+}
+
 static void fault_destroy(object_store *s)
 {
     fault_store *f = (fault_store *)s;
@@ -106,6 +111,7 @@ static const object_store_ops fault_ops = {
     .get_async = fault_get_async,
     .head = fault_head,
     .list_page = fault_list_page,
+    .put = fault_put,
     .destroy = fault_destroy,
 };
 

@@ -312,10 +312,18 @@ static void mem_destroy(object_store *s)
     free(m);
 }
 
+static store_status mem_put_op(object_store *s, const char *key, const void *body, size_t len, sv_error *err)
+{
+    if (!mem_store_put((mem_store *)s, key, body, len))
+        return (store_status)sv_fail(err, STORE_ERR_NOMEM, 0, "PUT %s: out of memory", key);
+    return STORE_OK;
+}
+
 static const object_store_ops mem_ops = {
     .get_async = mem_get_async,
     .head = mem_head,
     .list_page = mem_list_page,
+    .put = mem_put_op,
     .destroy = mem_destroy,
 };
 

@@ -1,5 +1,6 @@
 /* The object-store interface: all that the rest of fs/ needs from S3 — a
- * ranged GET of one object version, a HEAD, one page of a listing — with S3's
+ * ranged GET of one object version, a HEAD, one page of a listing, and a PUT
+ * for the one command that writes (`sievefs index --to-s3`) — with S3's
  * semantics (ETags, If-Match, delimiter listings, continuation tokens).
  *
  *   s3_client.c   the real thing, over HTTP (curl multi, SigV4, retries)
@@ -124,6 +125,9 @@ typedef struct {
                               store_listing *out, sv_error *err);
     /* Complete every pending request (STORE_ERR_SHUTDOWN) and free. */
     void (*destroy)(object_store *s);
+    /* PUT a whole object (body copied or sent before it returns); NULL when
+     * the store cannot write. Only `sievefs index --to-s3` writes. */
+    store_status (*put)(object_store *s, const char *key, const void *body, size_t len, sv_error *err);
 } object_store_ops;
 
 struct object_store {
@@ -149,6 +153,14 @@ static inline store_status store_list_page(object_store *s, const char *prefix, 
                                            store_listing *out, sv_error *err)
 {
     return s->ops->list_page(s, prefix, delimiter, token, opts, out, err);
+}
+
+static inline store_status store_put(object_store *s, const char *key, const void *body, size_t len,
+                                     sv_error *err)
+{
+    if (!s->ops->put)
+        return (store_status)sv_fail(err, STORE_ERR_INVALID, 0, "PUT %s: this store cannot write", key);
+    return s->ops->put(s, key, body, len, err);
 }
 
 static inline void store_destroy(object_store *s)

@@ -369,7 +369,7 @@ static void start_attempt(s3_client *c, s3_request *r)
             STAT_ADD(c->stats, s3_get_requests, 1);
         else if (r->kind == REQ_LIST)
             STAT_ADD(c->stats, s3_list_requests, 1);
-        else
+        else if (r->kind == REQ_HEAD)
             STAT_ADD(c->stats, s3_head_requests, 1);
     }
     CURLMcode mc = curl_multi_add_handle(c->multi, r->easy);
@@ -812,6 +812,23 @@ static store_status s3_head(object_store *s, const char *key, store_object_info 
     return st;
 }
 
+static store_status s3_put(object_store *s, const char *key, const void *body, size_t len, sv_error *err)
+{
+    s3_client *c = (s3_client *)s;
+    s3_request *r = s3_request_new(REQ_PUT, key);
+    if (!r || !(r->url = s3_object_url(&c->ep, key))) {
+        s3_request_free(r);
+        sv_fail(err, STORE_ERR_NOMEM, 0, "PUT %s: out of memory", key);
+        return STORE_ERR_NOMEM;
+    }
+    r->put_body = body; /* the caller blocks below: body outlives r */
+    r->put_len = len;
+    sync_wait w;
+    store_status st = run_meta_request(c, r, &w, "PUT", key, err);
+    sync_wait_destroy(&w);
+    return st;
+}
+
 static store_status s3_list_page(object_store *s, const char *prefix, const char *delimiter,
                                  const char *token, const store_request_opts *opts, store_listing *out,
                                  sv_error *err)
@@ -919,6 +936,7 @@ static const object_store_ops s3_store_ops = {
     .get_async = s3_get_async,
     .head = s3_head,
     .list_page = s3_list_page,
+    .put = s3_put,
     .destroy = s3_store_destroy,
 };
 

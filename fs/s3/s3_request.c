@@ -193,6 +193,28 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
+/* A PUT's body, from the start again on each attempt (and when curl
+ * rewinds). */
+static size_t on_upload(char *buf, size_t size, size_t nitems, void *ud)
+{
+    s3_request *r = ud;
+    size_t n = size * nitems, left = r->put_len - r->put_sent;
+    if (n > left)
+        n = left;
+    memcpy(buf, r->put_body + r->put_sent, n);
+    r->put_sent += n;
+    return n;
+}
+
+static int on_upload_seek(void *ud, curl_off_t offset, int origin)
+{
+    s3_request *r = ud;
+    if (origin != SEEK_SET || offset < 0 || (uint64_t)offset > r->put_len)
+        return CURL_SEEKFUNC_FAIL;
+    r->put_sent = (size_t)offset;
+    return CURL_SEEKFUNC_OK;
+}
+
 /* ---- attempt setup ------------------------------------------------------ */
 
 bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
@@ -201,6 +223,7 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
     curl_slist_free_all(r->headers);
     r->headers = NULL;
     r->received = 0;
+    r->put_sent = 0;
     r->body_bytes = 0;
     r->first_byte_ns = 0;
     r->has_connection = false;
@@ -218,7 +241,10 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
     CURL *e = r->easy;
     struct curl_slist *h = NULL;
     char line[S3_ETAG_MAX + 64];
-    h = curl_slist_append(h, "x-amz-content-sha256: " EMPTY_PAYLOAD_SHA256);
+    /* A PUT's body is not hashed into the signature: the page-map bundles it
+     * writes carry their own CRC and are checked again when read. */
+    h = curl_slist_append(h, r->kind == REQ_PUT ? "x-amz-content-sha256: UNSIGNED-PAYLOAD"
+                                                : "x-amz-content-sha256: " EMPTY_PAYLOAD_SHA256);
     if (ep->token_header)
         h = curl_slist_append(h, ep->token_header);
     if (r->kind == REQ_GET) {
@@ -249,10 +275,18 @@ bool s3_request_setup_attempt(const s3_endpoint *ep, s3_request *r, CURL *easy)
     else if (r->kind == REQ_GET && r->length > (uint64_t)bufsize)
         bufsize = r->length >= 512u * 1024 ? 512L * 1024 : (long)r->length;
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, bufsize);
-    if (r->kind == REQ_HEAD)
-        curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
-    else
-        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* also undoes a previous NOBODY */
+    curl_easy_setopt(e, CURLOPT_READDATA, r);
+    curl_easy_setopt(e, CURLOPT_SEEKDATA, r);
+    if (r->kind == REQ_PUT) {
+        curl_easy_setopt(e, CURLOPT_UPLOAD, 1L); /* also undoes a previous NOBODY */
+        curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE, (curl_off_t)r->put_len);
+    } else {
+        curl_easy_setopt(e, CURLOPT_UPLOAD, 0L);
+        if (r->kind == REQ_HEAD)
+            curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+        else
+            curl_easy_setopt(e, CURLOPT_HTTPGET, 1L); /* also undoes a previous NOBODY */
+    }
     curl_easy_setopt(e, CURLOPT_FRESH_CONNECT, r->fresh_connection ? 1L : 0L);
     curl_easy_setopt(e, CURLOPT_FORBID_REUSE, r->fresh_connection ? 1L : 0L);
     return true;
@@ -264,6 +298,8 @@ void s3_easy_defaults(const s3_endpoint *ep, CURL *e)
      * without curl_easy_reset (that would free and re-copy all of it). */
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, on_upload);
+    curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, on_upload_seek);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 0L);
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -328,7 +364,7 @@ store_status s3_status_from_http(s3_request *r, char *msg, size_t msglen)
     char code[64] = "", message[160] = "";
     if (r->body_len)
         s3_error_parse(r->body, r->body_len, code, sizeof code, message, sizeof message);
-    const char *what = r->kind == REQ_LIST ? "listing" : r->kind == REQ_HEAD ? "HEAD" : "GET";
+    const char *what = r->kind == REQ_LIST ? "listing" : r->kind == REQ_HEAD ? "HEAD" : r->kind == REQ_PUT ? "PUT" : "GET";
     snprintf(msg, msglen, "%s %s: HTTP %ld%s%s%s%s", what, r->key, r->status, code[0] ? " " : "",
              code, message[0] ? ": " : "", message);
     switch (r->status) {

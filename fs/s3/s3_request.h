@@ -30,7 +30,7 @@ typedef struct {
     unsigned connect_timeout_ms;
 } s3_endpoint;
 
-typedef enum { REQ_GET, REQ_HEAD, REQ_LIST } req_kind;
+typedef enum { REQ_GET, REQ_HEAD, REQ_LIST, REQ_PUT } req_kind;
 
 /* Built by the submitting thread; from submission on, touched only by the
  * transfer thread (the queue link under the client's submission lock). */
@@ -46,6 +46,8 @@ typedef struct s3_request {
     size_t iovcnt;
     struct iovec iov_inline[S3_REQUEST_INLINE_IOV];
     uint64_t received;
+    const uint8_t *put_body; /* REQ_PUT: the caller's body, valid until done */
+    size_t put_len, put_sent;
     store_priority priority;
     const void *owner;
     const sv_cancel *cancel; /* store_request_opts.cancel: valid until done runs */

@@ -8,6 +8,7 @@
 #include "header_walk.h"
 #include "log.h"
 #include "page_map_cache.h"
+#include "page_map_remote.h"
 #include "parquet_meta.h"
 #include "sv_grow.h"
 
@@ -264,9 +265,17 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
     pq_header_want *wants = malloc(PQ_HEADER_WALK_MAX_WANTS * sizeof *wants);
     size_t n_active = 0;
     const bool ready = walks && active && cached && candidate && wants;
+    size_t n_candidates = 0;
+    for (size_t k = 0; ready && k < n; k++)
+        n_candidates += candidate[k] = chunk_wants_walk(m, chs[k], o->size);
+    /* Maps built ahead of time (`sievefs index`), looked for once per
+     * version: in the cache directory, else next to the table in S3. */
+    if (n_candidates > 0 && page_map_cache_claim_bundle(env->page_maps, o) &&
+        page_map_cache_load_dir_bundle(env->page_maps, o) == 0)
+        page_map_remote_load(env, vf->base_ino, o, tok);
     /* Walked before (another view, an earlier open): no round at all. */
     for (size_t k = 0; ready && k < n; k++) {
-        if (!(candidate[k] = chunk_wants_walk(m, chs[k], o->size)))
+        if (!candidate[k])
             continue;
         pq_column_ctx ctx = pq_column_ctx_of(m, chs[k]->rg, chs[k]->col);
         bool from_s3 = false;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "page_map_bundle.h"
 #include "page_map_file.h"
 
 typedef struct entry {
@@ -25,8 +26,12 @@ typedef struct entry {
     bool from_disk; /* read from the cache directory: not bytes to serve */
 } entry;
 
+#define CLAIMED_VERSIONS 4096 /* versions whose bundle was looked for */
+
 struct page_map_cache {
     pthread_mutex_t lock; /* guards everything below but dir and tmp_seq */
+    uint64_t claimed[CLAIMED_VERSIONS]; /* version hashes, a ring */
+    uint32_t n_claimed, next_claim;
     entry *newest, *oldest;
     uint64_t budget, bytes, entries, hits, misses, disk_reads, disk_writes;
     char *dir;               /* immutable; NULL: memory only */
@@ -251,19 +256,17 @@ static void write_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint
     free(buf);
 }
 
-/* The entry for (o, rg, col) from the cache directory, or NULL. */
-static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col)
+/* The contents of regular file path of at most max bytes (*len set), or
+ * NULL. */
+static uint8_t *slurp(const char *path, size_t max, size_t *len_out)
 {
-    char name[64], path[4200];
-    page_map_file_name(o->key, o->etag, o->size, rg, col, name, sizeof name);
-    snprintf(path, sizeof path, "%s/%s", c->dir, name);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
     struct stat st;
     uint8_t *buf = NULL;
     size_t len = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= PAGE_MAP_FILE_MAX) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= max) {
         len = (size_t)st.st_size;
         buf = malloc(len);
         for (size_t done = 0; buf && done < len;) {
@@ -277,6 +280,18 @@ static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uin
         }
     }
     close(fd);
+    *len_out = len;
+    return buf;
+}
+
+/* The entry for (o, rg, col) from the cache directory, or NULL. */
+static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col)
+{
+    char name[64], path[4200];
+    page_map_file_name(o->key, o->etag, o->size, rg, col, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    size_t len = 0;
+    uint8_t *buf = slurp(path, PAGE_MAP_FILE_MAX, &len);
     page_map_file f;
     entry *e = NULL;
     if (buf && page_map_file_parse(buf, len, &f)) {
@@ -310,6 +325,73 @@ void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uin
     }
     if (c->dir)
         write_file(c, o, rg, col, w);
+}
+
+bool page_map_cache_claim_bundle(page_map_cache *c, const object_ref *o)
+{
+    if (!c || !o->key || !o->etag[0])
+        return false;
+    const uint64_t h = page_map_version_hash(o->key, o->etag, o->size);
+    pthread_mutex_lock(&c->lock);
+    bool seen = false;
+    for (uint32_t i = 0; i < c->n_claimed && !seen; i++)
+        seen = c->claimed[i] == h;
+    if (!seen) {
+        c->claimed[c->next_claim] = h;
+        c->next_claim = (c->next_claim + 1) % CLAIMED_VERSIONS;
+        if (c->n_claimed < CLAIMED_VERSIONS)
+            c->n_claimed++;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return !seen;
+}
+
+uint32_t page_map_cache_add_bundle(page_map_cache *c, const object_ref *o, const uint8_t *buf, size_t len)
+{
+    page_map_bundle b;
+    if (!c || !o->key || !page_map_bundle_parse(buf, len, &b)) {
+        if (c && o->key)
+            log_info("%s: ignoring its page-map bundle: malformed", o->key);
+        return 0;
+    }
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < b.n; i++) {
+        const page_map_file *f = &b.maps[i];
+        /* A bundle names its version in every map: one for another version
+         * (a replaced object, a hash collision) is not this file's. */
+        if (strcmp(f->key, o->key) != 0 || strcmp(f->etag, o->etag) != 0 || f->size != o->size)
+            continue;
+        entry *e = entry_new(o, f->rg, f->col, f->windows, f->n, true);
+        if (!e)
+            break;
+        pthread_mutex_lock(&c->lock);
+        /* A map this mount walked itself is worth more: its bytes serve. */
+        if (e->bytes <= c->budget && !find(c, o, f->rg, f->col)) {
+            insert(c, e, o);
+            kept++;
+        } else {
+            entry_free(e);
+        }
+        pthread_mutex_unlock(&c->lock);
+    }
+    page_map_bundle_free(&b);
+    if (kept && c->stats)
+        STAT_ADD(c->stats, page_maps_from_disk, kept);
+    return kept;
+}
+
+uint32_t page_map_cache_load_dir_bundle(page_map_cache *c, const object_ref *o)
+{
+    if (!c || !c->dir || !o->key)
+        return 0;
+    char name[32], path[4200];
+    page_map_bundle_name(o->key, o->etag, o->size, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s", c->dir, name);
+    size_t len = 0;
+    uint8_t *buf = slurp(path, PAGE_MAP_BUNDLE_MAX, &len);
+    uint32_t kept = buf ? page_map_cache_add_bundle(c, o, buf, len) : 0;
+    free(buf);
+    return kept;
 }
 
 page_map_cache_counts page_map_cache_counts_now(page_map_cache *c)

@@ -37,6 +37,18 @@ bool page_map_cache_get(page_map_cache *c, const object_ref *o, uint32_t rg, uin
 /* Keep a done walk of chunk (rg, col) of version o (copied). */
 void page_map_cache_put(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_header_walk *w);
 
+/* Bundles (page_map_bundle.h): all the maps of one version, written ahead
+ * of time by `sievefs index`. A bundle is looked for once per version:
+ * claim_bundle is true the first time it is called for o, then false (a
+ * bounded memory of the versions seen). */
+bool page_map_cache_claim_bundle(page_map_cache *c, const object_ref *o);
+/* Keep the maps of bundle buf that name version o, as predictions (like
+ * maps read from the cache directory: their header bytes are not served).
+ * Returns how many were kept. */
+uint32_t page_map_cache_add_bundle(page_map_cache *c, const object_ref *o, const uint8_t *buf, size_t len);
+/* The same for the bundle of o in the cache directory, when there is one. */
+uint32_t page_map_cache_load_dir_bundle(page_map_cache *c, const object_ref *o);
+
 typedef struct {
     uint64_t entries, bytes, hits, misses, disk_reads, disk_writes;
 } page_map_cache_counts;

@@ -150,8 +150,7 @@ uint8_t *page_map_file_encode(const char *key, const char *etag, uint64_t size, 
     return buf;
 }
 
-void page_map_file_name(const char *key, const char *etag, uint64_t size, uint32_t rg, uint32_t col, char *out,
-                        size_t out_len)
+uint64_t page_map_version_hash(const char *key, const char *etag, uint64_t size)
 {
     uint64_t h = 14695981039346656037ull;
     for (const char *s = key; *s; s++)
@@ -161,5 +160,11 @@ void page_map_file_name(const char *key, const char *etag, uint64_t size, uint32
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     for (int i = 0; i < 8; i++)
         h = (h ^ (unsigned char)(size >> (8 * i))) * 1099511628211ull;
-    snprintf(out, out_len, "%016llx-%u-%u.pm", (unsigned long long)h, rg, col);
+    return h;
+}
+
+void page_map_file_name(const char *key, const char *etag, uint64_t size, uint32_t rg, uint32_t col, char *out,
+                        size_t out_len)
+{
+    snprintf(out, out_len, "%016llx-%u-%u.pm", (unsigned long long)page_map_version_hash(key, etag, size), rg, col);
 }

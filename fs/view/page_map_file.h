@@ -39,6 +39,9 @@ void page_map_file_free(page_map_file *f);
 uint8_t *page_map_file_encode(const char *key, const char *etag, uint64_t size, uint32_t rg, uint32_t col,
                               const pq_header_walk *w, size_t *len);
 
+/* FNV-1a of the version (key, ETag, size): what names its files. */
+uint64_t page_map_version_hash(const char *key, const char *etag, uint64_t size);
+
 /* The file name for (key, etag, size, rg, col): 16 hex digits of a hash of
  * the version, then -RG-COL.pm; into out (at least 48 bytes). */
 void page_map_file_name(const char *key, const char *etag, uint64_t size, uint32_t rg, uint32_t col, char *out,

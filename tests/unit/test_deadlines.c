@@ -113,7 +113,7 @@ static void no_destroy(object_store *s)
     (void)s;
 }
 
-static const object_store_ops held_ops = {held_get_async, no_head, no_list, no_destroy};
+static const object_store_ops held_ops = {held_get_async, no_head, no_list, no_destroy, NULL};
 
 static block_cache *cache;
 static object_io *io;

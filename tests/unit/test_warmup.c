@@ -422,7 +422,7 @@ static void ds_destroy(object_store *s)
     free(d);
 }
 
-static const object_store_ops ds_ops = {ds_get, ds_head, ds_list, ds_destroy};
+static const object_store_ops ds_ops = {ds_get, ds_head, ds_list, ds_destroy, NULL};
 
 static delay_store *delay_store_create(object_store *inner, double latency_s, double connect_s,
                                        double rate, unsigned servers)

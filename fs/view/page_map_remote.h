@@ -1,0 +1,23 @@
+/* Page-map bundles kept in S3 next to a table (`sievefs index --to-s3`):
+ * _sieve/pagemaps/NAME.pmb, NAME the bundle's name for the object version
+ * (page_map_bundle.h), under the file's directory or any directory above it
+ * in the mount. Every mount looks there once per version before walking a
+ * file's page headers, so the walk is paid once per file version, not once
+ * per mount. What it reads is untrusted and a prediction only
+ * (page_map_cache.h). */
+#ifndef SIEVE_PAGE_MAP_REMOTE_H
+#define SIEVE_PAGE_MAP_REMOTE_H
+#include <stdint.h>
+
+#include "sv_cancel.h"
+#include "view.h"
+
+#define PAGE_MAP_REMOTE_DIR "_sieve"
+#define PAGE_MAP_REMOTE_SUBDIR "pagemaps"
+
+/* Find the bundle of version o (file inode file_ino) and keep its maps in
+ * env->page_maps; the number kept (0 when there is none, on any failure,
+ * or when tok fires first). Listings it needs are cached like any other. */
+uint32_t page_map_remote_load(const view_env *env, uint64_t file_ino, const object_ref *o, const sv_cancel *tok);
+
+#endif
