@@ -2,12 +2,14 @@
 one machine, over an emulated link. See docs/benchmarks.md for the method and
 the latest results.
 
-    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, pyarrow and DuckDB layouts, wan: ~20 min here
+    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, three writer layouts, wan: ~30 min here (estimated)
     scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link, every contender
 
 The tables are written by real writers (bench_data.py layouts `pyarrow`, with
-an OffsetIndex and ~1 MiB pages, and `duckdb`, one page per column chunk, both
-in 100,000-row groups). The full plan includes the deletion-vector variant
+an OffsetIndex and ~1 MiB pages, `pyarrow_default`, pyarrow's defaults:
+dictionary pages and no OffsetIndex, and `duckdb`, one page per column chunk,
+all in 100,000-row groups); after the upload `sievefs index --to-s3` builds
+the page maps of the files without an OffsetIndex, as a user would. The full plan includes the deletion-vector variant
 (Spark; read by deltalake only; --dv in the quick one). The Method section of
 docs/benchmarks.md says what each mode runs and costs.
 
@@ -19,7 +21,7 @@ link scripts/probe-requests measured ~1,100-1,400/s at 256-512 in flight on
 versitygw, ~300/s on moto, on this 2-core machine; not installed by
 scripts/setup, see s3servers.py);
 generate the tables (bench_data.py) and upload
-them; start the link emulator (wanproxy.py) in front of it; check every
+them; index them (`sievefs index --to-s3`); start the link emulator (wanproxy.py) in front of it; check every
 contender returns the same result as the reader reading the local files
 (a validation pass on the unshaped link); then for each link, table, query and
 reader run the contenders in alternating order for --pairs rounds, each on a
@@ -147,18 +149,21 @@ def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3con
 
 # -- plan ----
 # The quick plan (see docs/benchmarks.md, Method): real writers' layouts (pyarrow with an
-# OffsetIndex, DuckDB with one page per chunk) at ~1 MiB pages and 100,000-row groups.
+# OffsetIndex, pyarrow's defaults, DuckDB with one page per chunk) at ~1 MiB pages and
+# 100,000-row groups.
 QUICK_SCALE = 0.02
 QUICK_FILE_MIB = 1024
 QUICK_QUERIES = ["scattered_0_1pct", "clustered_0_1pct", "full_scan"]
 QUICK_CONTENDERS = ["view", "plain", "s3fs"]
 # sievefs's default --max-connections: the requests in flight the model assumes without a profile
 ASSUMED_IN_FLIGHT = 32
-QUICK = {"scale": QUICK_SCALE, "widths": [90], "codecs": ["none"], "layouts": ["pyarrow", "duckdb"],
+QUICK = {"scale": QUICK_SCALE, "widths": [90], "codecs": ["none"],
+         "layouts": ["pyarrow", "pyarrow_default", "duckdb"],
          "target_file_mib": QUICK_FILE_MIB, "dv": False, "profiles": ["wan"],
          "queries": QUICK_QUERIES, "pairs": 3, "later": 1, "later_contenders": ["view", "plain"],
          "contenders": QUICK_CONTENDERS}
-FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"], "layouts": ["pyarrow", "duckdb"],
+FULL = {"scale": 10.0, "widths": [90, 416], "codecs": ["none", "zstd"],
+        "layouts": ["pyarrow", "pyarrow_default", "duckdb"],
         "target_file_mib": None, "dv": True, "profiles": ["wan", "region", "lan"], "queries": None, "pairs": 3,
         "later": 1, "later_contenders": ["view", "plain"], "contenders": list(bench_contenders.CONTENDERS)}
 READERS = ("duckdb", "pyarrow", "deltalake")
@@ -302,7 +307,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help=f"TPC-H SF {QUICK_SCALE:g}, 90 columns, uncompressed, "
-                      "pyarrow and DuckDB layouts, wan link, 0.1%% scattered, 0.1%% clustered, "
+                      "pyarrow, pyarrow-default and DuckDB layouts, wan link, 0.1%% scattered, 0.1%% clustered, "
                       "the full scan (default)")
     mode.add_argument("--full", action="store_true", help="TPC-H SF10, 90 and 416 columns, none and zstd, links wan/region/lan, "
                       "all seven queries")
@@ -314,7 +319,7 @@ def main(argv=None) -> int:
                          "Spark; read by deltalake only; default on; --no-dv skips it)")
     ap.add_argument("--profiles", help="comma list of wan,region,lan")
     ap.add_argument("--queries", help="comma list of query names (see bench_data.py)")
-    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,duckdb (bench_data.py)")
+    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,pyarrow_default,duckdb (bench_data.py)")
     ap.add_argument("--target-file-mib", type=int)
     ap.add_argument("--readers", default=",".join(READERS))
     ap.add_argument("--contenders", help="comma list of " + ",".join(bench_contenders.CONTENDERS))
@@ -405,6 +410,15 @@ def main(argv=None) -> int:
             for key, p in items.items():
                 s3env.upload_file(s3, bucket, key, p)
         print(f"bench: {len(tables)} tables uploaded ({time.time() - started:.0f} s)", flush=True)
+        # Page maps ahead of time, as a user of files without an OffsetIndex
+        # would: `sievefs index --to-s3` on each table (unshaped link, not timed).
+        for name in tables:
+            r = subprocess.run([bench_contenders.BIN, "index", f"s3://{bucket}/{name}", "--to-s3", "-q",
+                                "--endpoint", srv.endpoint], env=s3env.clean_env(extra=srv.creds.env()),
+                               capture_output=True, text=True, timeout=3600)
+            print(f"bench: sievefs index {name}: {(r.stdout or r.stderr).strip()}", flush=True)
+            if r.returncode != 0:
+                raise SystemExit(f"sievefs index failed on {name}: {r.stderr.strip()}")
         s3conf = {"access_key": srv.creds.access_key_id, "secret_key": srv.creds.secret_access_key}
         # Validation pass on the unshaped link: every contender's answer must
         # equal the reader's answer on the local files before anything is timed.

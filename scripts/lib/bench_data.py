@@ -1,7 +1,7 @@
 """Benchmark data and queries for the sievefs benchmark harness (issue 5).
 
 Tables: TPC-H lineitem (tpchgen-cli) widened deterministically to 90 and 416
-columns, written as Delta tables in one of three layouts (`layouts`):
+columns, written as Delta tables in one of four layouts (`layouts`):
 
   sieve    (table lineitem_wW_CODEC) pyarrow's ParquetWriter tuned to suit
            sievefs views: PLAIN values, no dictionary, page index,
@@ -16,6 +16,12 @@ columns, written as Delta tables in one of three layouts (`layouts`):
            lifted to the row group so pages reach the 1 MiB page size (fixed
            width columns: one page per chunk of 100,000 rows): the layout
            with an OffsetIndex. Files rolled at `target_file_mib` as above.
+  pyarrow_default (lineitem_wW_CODEC_pyarrow_default) pq.ParquetWriter
+           with its defaults but the codec (NONE or ZSTD, not snappy):
+           dictionary pages (falling back to PLAIN past 1 MiB), data pages
+           of 1 MiB or 20,000 rows, no OffsetIndex, row groups of
+           `row_group_rows` (100,000): pages of different sizes, mapped by
+           `sievefs index` ahead of time, not by a mount.
   duckdb   (lineitem_wW_CODEC_duckdb) DuckDB's own writer: one COPY (FORMAT
            parquet, ROW_GROUP_SIZE `row_group_rows`, FILE_SIZE_BYTES
            `target_file_mib` MiB, COMPRESSION uncompressed|zstd), DuckDB's
@@ -81,7 +87,7 @@ STATS_COLUMNS = 32                  # Delta's default delta.dataSkippingNumIndex
 STATS_STRING_PREFIX = 32
 FIXED_TIME_MS = 1_700_000_000_000   # modificationTime / createdTime: deterministic logs
 SELECTIVITIES = (0.0001, 0.0002, 0.001, 0.01)
-LAYOUTS = ("sieve", "pyarrow", "duckdb")
+LAYOUTS = ("sieve", "pyarrow", "pyarrow_default", "duckdb")
 WRITER_ROW_GROUP_ROWS = 100_000     # the pyarrow and duckdb layouts' row groups
 SEL_MODULUS = 1_000_000
 SEL_MULT = 612_433                  # coprime to 10**6; continued fraction of SEL_MULT/10**6 has
@@ -340,6 +346,8 @@ class _TableWriter:
             # pq.write_table's defaults but for what the layout names (module docstring)
             opts = dict(use_dictionary=False, write_page_index=True, data_page_size=self.p["page_bytes"],
                         max_rows_per_page=self.p["page_rows"])
+        elif self.p.get("layout") == "pyarrow_default":
+            opts = {}  # pyarrow's defaults: dictionary, no page index, its page limits
         else:
             opts = dict(use_dictionary=False, column_encoding={n: "PLAIN" for n, _ in self.specs},
                         write_statistics=True, write_page_index=True, data_page_size=self.p["page_bytes"],
@@ -470,8 +478,10 @@ def _params(scale, width, codec, rg_rows, page_rows, page_bytes, target_file_mib
          "pyarrow": pyarrow.__version__, "tpchgen": tpchgen_version()}
     if layout != "sieve":
         p["layout"] = layout
-        if layout == "pyarrow":
+        if layout in ("pyarrow", "pyarrow_default"):
             p["zstd_level"] = None if codec == "none" else p["zstd_level"]
+        if layout == "pyarrow_default":
+            p.update(page_rows=None, page_bytes=None)
         if layout == "duckdb":
             import duckdb
             p.update(duckdb=duckdb.__version__, page_rows=None, page_bytes=None, zstd_level=None)
@@ -902,7 +912,7 @@ def main(argv=None) -> int:
                     help="file size target (default 512 at scale >= 1, else 64)")
     ap.add_argument("--row-group-rows", type=int, default=None,
                     help="default 131,072 (sieve layout), 100,000 (pyarrow, duckdb)")
-    ap.add_argument("--layouts", default="sieve", help="comma list of sieve,pyarrow,duckdb")
+    ap.add_argument("--layouts", default="sieve", help="comma list of sieve,pyarrow,pyarrow_default,duckdb")
     ap.add_argument("--page-rows", type=int, default=DEFAULT_PAGE_ROWS)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--queries", action="store_true", help="include every table's queries in the summary")

@@ -13,6 +13,8 @@ LAYOUT_TEXT = {
     "sieve": "pyarrow tuned for views (PLAIN, no dictionary, page index, pages ≤ 1 MiB or 20,000 rows)",
     "pyarrow": "pyarrow ParquetWriter, use_dictionary=False, write_page_index=True, data_page_size 1 MiB, "
                "page row cap lifted to the row group, defaults otherwise: ~1 MiB pages with an OffsetIndex",
+    "pyarrow_default": "pyarrow ParquetWriter with its defaults but the codec: dictionary pages (PLAIN past "
+                       "1 MiB), pages of 1 MiB or 20,000 rows, no OffsetIndex; page maps from `sievefs index`",
     "duckdb": "DuckDB COPY (FORMAT parquet, ROW_GROUP_SIZE, COMPRESSION), defaults otherwise: one page per "
               "column chunk, dictionary where DuckDB picks it, no OffsetIndex",
 }
@@ -375,6 +377,10 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "its defaults otherwise (V1 pages, decimals as FIXED_LEN_BYTE_ARRAY) except that its "
               "20,000-row page cap is lifted to the row group so pages reach the 1 MiB page size (fixed-width "
               "columns: one 400–800 KB page per chunk, strings 3 pages): the layout with an OffsetIndex; "
+              "layout `pyarrow_default` = pyarrow's ParquetWriter with its defaults but the codec (NONE or "
+              "ZSTD rather than snappy): dictionary pages falling back to PLAIN past 1 MiB, pages of 1 MiB "
+              "or 20,000 rows, no OffsetIndex, 100,000-row groups, so pages of different sizes whose maps "
+              "`sievefs index --to-s3` builds after the upload (not timed); "
               "layout `duckdb` = DuckDB's `COPY … (FORMAT parquet, ROW_GROUP_SIZE 100000, COMPRESSION …)` "
               "with DuckDB's defaults otherwise: one page per column chunk, dictionary pages where DuckDB "
               "picks them, no OffsetIndex. (Layout `sieve`, `--layouts sieve`: the earlier pyarrow layout "
@@ -428,16 +434,16 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "`scripts/probe-requests --json PATH`.",
               "- Quick mode (`scripts/bench --quick`, the default): TPC-H SF 0.02 (120,515 rows: one row "
               "group of 100,000 and one of 20,515 per table, one file), 90 columns, uncompressed, layouts "
-              "`pyarrow` (86 MB) and `duckdb` (66 MB), the `wan` link (150 Mbit/s: a plain read of the "
+              "`pyarrow` (86 MB), `pyarrow_default` and `duckdb` (66 MB), the `wan` link (150 Mbit/s: a plain read of the "
               "70-column query moves about 75 MB, 5–6 s), 0.1 % scattered, 0.1 % clustered and the full "
               "scan, readers DuckDB, pyarrow and deltalake, contenders view, plain and s3fs, 3 pairs, one "
-              "later query: about 20 minutes on this 2-core machine (162 timed runs). What it leaves out "
+              "later query: 243 timed runs (with two layouts, 162 runs took about 20 minutes on this 2-core machine). What it leaves out "
               "to stay there: rclone and the direct clients (`--contenders view,plain,s3fs,rclone,direct`: "
               "well over 30 minutes), the 0.02 % scattered query (`--queries …,scattered_0_02pct`), the `_dv` "
               "tables (`--dv`), and larger files: `--scale 0.085` gives the ~5 row groups per file of "
               "the issue (about 360 MB per table, over an hour for this plan).",
               "- Full mode (`scripts/bench --full`): TPC-H SF10 (59,986,052 rows, files of about 512 MiB), "
-              "90 and 416 columns, uncompressed and Zstd, layouts `pyarrow` and `duckdb`, the `_dv` variants, "
+              "90 and 416 columns, uncompressed and Zstd, layouts `pyarrow`, `pyarrow_default` and `duckdb`, the `_dv` variants, "
               "links `wan`, `region` and `lan`, all nine queries (0.01/0.02/0.1/1 % scattered and clustered, "
               "full scan), every contender, 3 pairs. The tables take about 370 GB per layout (the `_dv` "
               "copies are hard links) and moto keeps a second copy under `$TMPDIR`, so it needs about 1.5 TB "

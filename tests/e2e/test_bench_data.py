@@ -234,21 +234,23 @@ def test_cli_prints_summary(small):
 
 
 WRITER_RG_ROWS = 10_000   # several row groups at SCALE (the benchmark's plans use 100,000)
+WRITER_LAYOUTS = ("pyarrow", "pyarrow_default", "duckdb")
 
 
 @pytest.fixture(scope="module")
 def writers(tmp_path_factory) -> dict:
-    """The real-writer layouts: pyarrow (page index) and DuckDB (its COPY)."""
+    """The real-writer layouts: pyarrow (page index), pyarrow's defaults and DuckDB (its COPY)."""
     return bd.generate(tmp_path_factory.mktemp("bench-w"), scale=SCALE, widths=(90,), codecs=("none",),
-                       layouts=("pyarrow", "duckdb"), row_group_rows=WRITER_RG_ROWS)
+                       layouts=WRITER_LAYOUTS, row_group_rows=WRITER_RG_ROWS)
 
 
 def test_writer_layouts(writers, tmp_path):
     import pyarrow.parquet as pq
     tables = writers["tables"]
-    assert set(tables) == {"lineitem_w90_none_pyarrow", "lineitem_w90_none_duckdb"}
+    assert set(tables) == {f"lineitem_w90_none_{lay}" for lay in WRITER_LAYOUTS}
     for name, info in tables.items():
-        assert info["layout"] == name.rsplit("_", 1)[1] and info["row_group_rows"] == WRITER_RG_ROWS
+        assert name.endswith("_none_" + info["layout"]) and info["row_group_rows"] == WRITER_RG_ROWS
+        dictionaries = 0
         total = 0
         for path in _files(info):
             md = pq.ParquetFile(path).metadata
@@ -265,7 +267,10 @@ def test_writer_layouts(writers, tmp_path):
                         assert cc.has_offset_index and not cc.has_dictionary_page, cc.path_in_schema
                     else:
                         assert not cc.has_offset_index, cc.path_in_schema
+                    dictionaries += cc.has_dictionary_page
             total += md.num_rows
+        if info["layout"] == "pyarrow_default":
+            assert dictionaries > 0, "pyarrow's defaults write dictionary pages"
         assert total == info["rows"]
         if not os.access(BIN, os.X_OK):
             continue
@@ -278,16 +283,16 @@ def test_writer_layouts(writers, tmp_path):
                     data = [p for p in cc["pages"] if p["type"].startswith("DATA_PAGE")]
                     if info["layout"] == "duckdb":
                         assert len(data) == 1, (path.name, cc["path"])        # one page per chunk
-                    elif not cc["path"].endswith("_str") and cc["path"] not in (
+                    elif info["layout"] == "pyarrow" and not cc["path"].endswith("_str") and cc["path"] not in (
                             "l_returnflag", "l_linestatus", "l_shipinstruct", "l_shipmode", "l_comment"):
                         # the 20,000-row cap lifted: a fixed-width chunk of 10,000 rows is one page
                         assert len(data) == 1 and data[0]["eligible"], (path.name, cc["path"], data)
     # deterministic: a second generation elsewhere is byte-identical; a third call is served from the cache
-    again = bd.generate(tmp_path / "b", scale=SCALE, widths=(90,), codecs=("none",), layouts=("pyarrow", "duckdb"),
+    again = bd.generate(tmp_path / "b", scale=SCALE, widths=(90,), codecs=("none",), layouts=WRITER_LAYOUTS,
                         row_group_rows=WRITER_RG_ROWS)
     a, b = _tree(Path(writers["out_dir"])), _tree(tmp_path / "b")
     assert sorted(a) == sorted(b) and [k for k in a if a[k] != b[k]] == []
-    third = bd.generate(tmp_path / "b", scale=SCALE, widths=(90,), codecs=("none",), layouts=("pyarrow", "duckdb"),
+    third = bd.generate(tmp_path / "b", scale=SCALE, widths=(90,), codecs=("none",), layouts=WRITER_LAYOUTS,
                         row_group_rows=WRITER_RG_ROWS)
     assert {i["cached"] for i in third["tables"].values()} == {True}
 

@@ -53,8 +53,9 @@ def test_quick_plan_on_lan(tmp_path):
     assert all(x["bytes"] > 0 and x["requests"] > 0 and x["rows"] > 0 for x in runs)
     assert all(x["daemon_peak_bytes"] > 0 for x in runs if x["contender"] != "direct")
     assert doc["plan"]["sievefs_args"] == "--request-cost 0"
-    # the quick plan's two real-writer layouts, every reader on both
-    assert {x["table"] for x in runs} == {"lineitem_w90_none_pyarrow", "lineitem_w90_none_duckdb"}
+    # the quick plan's three real-writer layouts, every reader on each
+    assert {x["table"] for x in runs} == {"lineitem_w90_none_pyarrow", "lineitem_w90_none_pyarrow_default",
+                                          "lineitem_w90_none_duckdb"}
     for x in runs:
         sieve = x["contender"] in ("view", "plain")
         # a later query in the same process on the same mount, for the sievefs contenders only
@@ -76,7 +77,8 @@ def test_quick_plan_on_lan(tmp_path):
     assert "later query s" in md and "## Connection profile of each sievefs mount" in md
     assert "## Scheduler probe" in md and "sievefs measured: commit `" in md
     pngs = sorted(p.name for p in (tmp_path / "img").glob("*.png"))
-    assert len(pngs) == 2 * 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 2 tables x 3 readers x (time, bytes)
+    assert len(pngs) == 3 * 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 3 tables x 3 readers x (time, bytes)
+    assert "sievefs index lineitem_w90_none_pyarrow_default" in r.stdout, r.stdout[-3000:]
 
 
 def test_probe_json_is_embedded(tmp_path):
@@ -105,12 +107,14 @@ def test_deletion_vector_table_read_by_deltalake_only(tmp_path):
     # the deletion vectors go into a copy of the first layout's table
     assert {x["table"] for x in runs if x["reader"] == "deltalake"} == {"lineitem_w90_none_pyarrow_dv"}
     assert {x["table"] for x in runs if x["reader"] != "deltalake"} == {"lineitem_w90_none_pyarrow",
+                                                                        "lineitem_w90_none_pyarrow_default",
                                                                         "lineitem_w90_none_duckdb"}
     assert all(x["same"] for x in runs)
     # deltalake returned the live rows only (bench.py also checks every local
     # read against the generator's count before timing anything).
     tables = bd.generate(tmp_path / "data", scale=0.001, widths=(90,), codecs=("none",), dv=True,
-                         layouts=("pyarrow", "duckdb"), target_file_mib=doc["plan"]["target_file_mib"])["tables"]
+                         layouts=tuple(doc["plan"]["layouts"]),
+                         target_file_mib=doc["plan"]["target_file_mib"])["tables"]
     for name, t in tables.items():
         want = next(q["expected_rows"] for q in bd.queries(t) if q["name"] == "scattered_0_1pct")
         got = {x["rows"] for x in runs if x["table"] == name}
