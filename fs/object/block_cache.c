@@ -312,24 +312,50 @@ void block_cache_set_fetch(block_cache *bc, block_fetch *f)
     pthread_mutex_unlock(&bc->lock);
 }
 
+/* Cancel fetch f when nobody but it pins any of its blocks: its blocks
+ * leave the index at once, so a reader arriving now creates a fresh block
+ * rather than join a GET about to be cut off. Called with bc->lock held. */
+static bool cancel_if_unwanted_locked(block_cache *bc, block_fetch *f)
+{
+    bool wanted = !f || sv_cancel_check(&f->cancel) != 0;
+    for (size_t i = 0; f && i < f->n && !wanted; i++)
+        wanted = f->blocks[i]->pins > 1 || f->blocks[i]->detached;
+    if (wanted)
+        return false;
+    for (size_t i = 0; i < f->n; i++) {
+        hash_remove(bc, f->blocks[i]);
+        f->blocks[i]->detached = true;
+    }
+    sv_cancel_fire(&f->cancel, ECANCELED);
+    return true;
+}
+
 void block_cache_release_abandoned(block_cache *bc, cache_block *b)
 {
     pthread_mutex_lock(&bc->lock);
     block_fetch *f = b->state == BLOCK_LOADING ? b->fetch : NULL;
     unpin_locked(bc, b); /* LOADING: the fetch's pin keeps b */
-    bool wanted = !f;
-    for (size_t i = 0; f && i < f->n && !wanted; i++)
-        wanted = f->blocks[i]->pins > 1 || f->blocks[i]->detached;
-    if (!wanted) {
-        /* Out of the index under the lock: a reader arriving now creates a
-         * fresh block rather than join a GET about to be cut off. */
-        for (size_t i = 0; i < f->n; i++) {
-            hash_remove(bc, f->blocks[i]);
-            f->blocks[i]->detached = true;
+    cancel_if_unwanted_locked(bc, f);
+    pthread_mutex_unlock(&bc->lock);
+}
+
+size_t block_cache_cancel_unwanted(block_cache *bc, uint64_t object_id)
+{
+    size_t cancelled = 0;
+    pthread_mutex_lock(&bc->lock);
+    for (size_t i = 0; i < bc->nbuckets; i++) {
+        /* A cancel takes blocks out of this chain: scan it again. Each pass
+         * that cancels removes a block, so the scans end. */
+        for (bool again = true; again;) {
+            again = false;
+            for (cache_block *b = bc->buckets[i]; b && !again; b = b->hash_next)
+                if (b->object_id == object_id && b->state == BLOCK_LOADING && b->fetch &&
+                    cancel_if_unwanted_locked(bc, b->fetch))
+                    again = true, cancelled++;
         }
-        sv_cancel_fire(&f->cancel, ECANCELED);
     }
     pthread_mutex_unlock(&bc->lock);
+    return cancelled;
 }
 
 static void unpin_locked(block_cache *bc, cache_block *b)

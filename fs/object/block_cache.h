@@ -81,6 +81,10 @@ void block_cache_set_fetch(block_cache *bc, block_fetch *f);
  * fires) and its blocks leave the index at once, so a later read fetches
  * them anew instead of waiting on a GET that is being cut off. */
 void block_cache_release_abandoned(block_cache *bc, cache_block *b);
+/* The same for every fetch of object_id nobody waits for (a prefetch whose
+ * reader closed the file): cancelled, its blocks out of the index. Returns
+ * how many fetches were cancelled. */
+size_t block_cache_cancel_unwanted(block_cache *bc, uint64_t object_id);
 /* Unpin a block a streaming reader has read past. It goes to the cold end of
  * the LRU and its buffer is reused for the next new block, even below the
  * limit, so a long sequential read cycles through a small working set instead

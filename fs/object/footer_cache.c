@@ -259,20 +259,20 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o, co
     return &e->f;
 }
 
-void footer_cache_put(footer_cache *fc, const parquet_footer *f)
+bool footer_cache_put(footer_cache *fc, const parquet_footer *f)
 {
     if (!f || f == &no_memory || f == &gave_up)
-        return;
+        return false;
     footer_entry *e = (footer_entry *)(uintptr_t)f;
     pthread_mutex_lock(&fc->lock);
     if (--e->refs > 0) {
         pthread_mutex_unlock(&fc->lock);
-        return;
+        return false;
     }
     if (e->detached) {
         pthread_mutex_unlock(&fc->lock);
         entry_free(e);
-        return;
+        return true;
     }
     TAILQ_INSERT_HEAD(&fc->idle, e, idle);
     fc->idle_bytes += e->cost;
@@ -289,6 +289,7 @@ void footer_cache_put(footer_cache *fc, const parquet_footer *f)
         entry_free(evicted);
         evicted = nx;
     }
+    return true;
 }
 
 uint64_t footer_cache_loads(footer_cache *fc)

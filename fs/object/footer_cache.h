@@ -55,7 +55,9 @@ void footer_cache_destroy(footer_cache *fc);
  * has a read deadline of its own; waiting for it (this opener's load, or
  * another's) also ends when tok is cancelled (may be NULL). */
 const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o, const sv_cancel *tok);
-void footer_cache_put(footer_cache *fc, const parquet_footer *f);
+/* True when that was the last reference to the version's footer: no file
+ * of that version is open any more. */
+bool footer_cache_put(footer_cache *fc, const parquet_footer *f);
 
 /* Loads from the store so far (each a read and a parse), for tests. */
 uint64_t footer_cache_loads(footer_cache *fc);

@@ -190,6 +190,14 @@ void object_prefetch(object_io *io, const object_ref *o, uint64_t start, uint64_
     fetch_run(io, o, run, n, demand);
 }
 
+size_t object_cancel_prefetch(object_io *io, const object_ref *o)
+{
+    size_t n = block_cache_cancel_unwanted(io->cache, o->id);
+    if (n)
+        log_debug("%s: %zu prefetches cancelled: no reader left", o->key, n);
+    return n;
+}
+
 void object_prefetch_parts(object_io *io, const object_ref *o, uint64_t start, uint64_t end)
 {
     uint64_t part = end > start ? (end - start) / 4 : 0;

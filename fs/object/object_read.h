@@ -95,6 +95,10 @@ void object_pins_release(object_io *io, object_pins *pins);
  * tok fires): GETs that no other reader waits for are cancelled. */
 void object_pins_abandon(object_io *io, object_pins *pins);
 
+/* Cancel the fetches of version o that no reader waits for (its prefetch,
+ * once the last file of that version closed); how many. */
+size_t object_cancel_prefetch(object_io *io, const object_ref *o);
+
 /* Copy exactly [off, off+size) into buf (clipped at the object's end): the
  * byte count or -errno. Waits obey tok, as object_pins_wait. */
 ssize_t object_read(object_io *io, const object_ref *o, uint64_t off, size_t size, uint8_t *buf,

@@ -214,7 +214,11 @@ void plain_file_close(plain_fs *p, plain_file *f)
     read_pattern_destroy(&f->pattern);
     column_memory_put(p->columns, f->columns);
     f->columns = NULL;
-    footer_cache_put(p->footers, f->footer);
+    /* The reader stopped: what was prefetched for it and nobody waits for
+     * is not fetched on (the last open file of the version, as its
+     * footer's references count them). */
+    if (footer_cache_put(p->footers, f->footer) && f->obj.key)
+        object_cancel_prefetch(p->io, &f->obj);
     f->footer = NULL;
     object_ref_free(&f->obj);
 }

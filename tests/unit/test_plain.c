@@ -187,3 +187,39 @@ Test(plain, reads_of_a_replaced_object_fail)
     cr_assert_eq(plain_file_read(p, &f, 40000, 100, iov, SV_MAX_TEST_IOV, &niov, &pins, NULL, NULL), -EIO);
     plain_file_close(p, &f);
 }
+
+/* A reader that stops (the last open file of the version closes) leaves no
+ * prefetch behind: GETs nobody waits for are dropped, not served; while
+ * another file of the version is open they go on. The bytes are fetched
+ * anew, and right, when read later. */
+Test(plain, closing_the_last_file_cancels_its_prefetch)
+{
+    plain_file f1, f2;
+    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f1, NULL), 0);
+    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f2, NULL), 0);
+    const parquet_layout *l = plain_file_layout(&f1);
+    cr_assert_not_null(l);
+    mem_store_drain(m);
+    const byte_span c = l->chunks[1], d = l->chunks[2];
+    mem_store_hold(m, true); /* a server that has not answered yet */
+    object_prefetch(p->io, &f1.obj, c.start, c.end, c.end - c.start, false);
+    mem_store_counts before = mem_store_counts_now(m);
+    plain_file_close(p, &f1);
+    mem_store_hold(m, false);
+    mem_store_drain(m);
+    mem_store_counts mid = mem_store_counts_now(m);
+    cr_assert_eq(mid.cancelled, before.cancelled, "another file of the version is open: kept");
+    cr_assert_gt(mid.get_bytes, before.get_bytes);
+    mem_store_hold(m, true);
+    object_prefetch(p->io, &f2.obj, d.start, d.end, d.end - d.start, false);
+    plain_file_close(p, &f2);
+    mem_store_hold(m, false);
+    mem_store_drain(m);
+    mem_store_counts after = mem_store_counts_now(m);
+    cr_assert_gt(after.cancelled, mid.cancelled, "the last close dropped the prefetch");
+    cr_assert_eq(after.get_bytes, mid.get_bytes, "and nothing of it was served");
+    plain_file f3;
+    cr_assert_eq(plain_file_open(p, ino_of("t/a.parquet"), true, &f3, NULL), 0);
+    cr_assert_gt(reader_read(&f3, pq, d.start, (size_t)(d.end - d.start)), 0, "fetched anew when read");
+    plain_file_close(p, &f3);
+}
