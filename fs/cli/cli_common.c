@@ -2,11 +2,53 @@
 #include "cli_common.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    sv_vformat_line(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "sievefs: error: %s (see sievefs %s --help)\n", msg, cmd);
+    return 2;
+}
+
+int cli_bad_option(const char *cmd, char **argv)
+{
+    if (optopt && optopt < 256)
+        return cli_usage_error(cmd, "unknown or incomplete option '-%c'", optopt);
+    return cli_usage_error(cmd, "unknown or incomplete option '%s'", argv[optind - 1]);
+}
+
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts, bool first,
+               const char **positional, cli_s3_opts *s3, const char *cmd)
+{
+    if (first) {
+        optind = 1;
+        opterr = 0;
+    }
+    for (;;) {
+        int c = getopt_long(argc, argv, shortopts, longopts, NULL);
+        if (c != -1 && s3 && cli_s3_option(s3, c, optarg))
+            continue;
+        if (c != -1)
+            return c;
+        if (optind >= argc)
+            return -1;
+        if (*positional) {
+            cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+            return CLI_GETOPT_USAGE;
+        }
+        *positional = argv[optind++];
+    }
+}
 
 bool cli_s3_option(cli_s3_opts *o, int c, const char *arg)
 {

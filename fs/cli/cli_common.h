@@ -105,6 +105,22 @@ void cli_s3_close(cli_s3 *s);
 void cli_s3_explain(const cli_s3 *s, store_status st, const char *where, const char *doing,
                     const char *verb, const char *detail, sv_error *out);
 
+/* Usage errors of command cmd ("index", "profile", ...): one line
+ * "sievefs: error: MSG (see sievefs CMD --help)" on stderr; returns 2, the
+ * exit status of a usage error. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The usage error for the option getopt_long just refused. Returns 2. */
+int cli_bad_option(const char *cmd, char **argv);
+
+/* getopt_long over a command taking one positional argument, which goes
+ * into *positional wherever it stands, and the S3 options, which go into
+ * *s3 (may be NULL): the next other option, -1 at the end, or
+ * CLI_GETOPT_USAGE after reporting a second positional argument. The first
+ * call of a parse passes first = true (getopt starts over, quietly). */
+#define CLI_GETOPT_USAGE (-2)
+int cli_getopt(int argc, char **argv, const char *shortopts, const struct option *longopts, bool first,
+               const char **positional, cli_s3_opts *s3, const char *cmd);
+
 /* "512M", "2G", "1048576", "64KiB" -> bytes. */
 bool cli_parse_size(const char *s, uint64_t *out);
 /* Decimal in [lo, hi]. */

@@ -2,7 +2,6 @@
 #include "cli_index.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include "page_map_index.h"
 #include "page_map_remote.h"
 #include "plain.h"
+#include "sv_file.h"
 #include "sv_grow.h"
 
 static const char usage_index[] =
@@ -39,7 +39,7 @@ static const char usage_index[] =
     "where the maps go (one of):\n"
     "  --cache-dir DIR       into DIR (created if missing), which\n"
     "                        `sievefs mount --cache-dir DIR` reads\n"
-    "  --to-s3               next to the table, as PREFIX/_sieve/pagemaps/*.pmb,\n"
+    "  --to-s3               next to the table, as PREFIX/_sieve/pagemaps/*/*.pmb,\n"
     "                        which every mount of PREFIX (or of a directory above\n"
     "                        it) reads; needs permission to PUT there\n"
     "\n"
@@ -69,18 +69,6 @@ typedef struct {
     int log_level;
 } index_opts;
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    sv_vformat_line(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "sievefs: error: %s (see sievefs index --help)\n", msg);
-    return 2;
-}
-
 static int parse_args(int argc, char **argv, index_opts *o)
 {
     enum { OPT_CACHE_DIR = CLI_OPT_S3_END, OPT_TO_S3, OPT_FORCE, OPT_JOBS, OPT_CONN, OPT_LOG };
@@ -100,57 +88,46 @@ static int parse_args(int argc, char **argv, index_opts *o)
     o->jobs = 8;
     o->max_connections = 64;
     o->log_level = -1;
-    optind = 1;
-    opterr = 0;
-    for (;;) {
-        int c = getopt_long(argc, argv, "+hq", longopts, NULL);
-        if (c == -1) {
-            if (optind >= argc)
-                break;
-            if (o->source)
-                return usage_error("unexpected argument '%s'", argv[optind]);
-            o->source = argv[optind++];
-            continue;
-        }
-        if (cli_s3_option(&o->s3, c, optarg))
-            continue;
+    for (bool first = true;; first = false) {
+        int c = cli_getopt(argc, argv, "+hq", longopts, first, &o->source, &o->s3, "index");
+        if (c == -1)
+            break;
+        if (c == CLI_GETOPT_USAGE)
+            return 2;
         switch (c) {
         case OPT_CACHE_DIR: o->cache_dir = optarg; break;
         case OPT_TO_S3: o->to_s3 = true; break;
         case OPT_FORCE: o->force = true; break;
         case OPT_JOBS:
             if (!cli_parse_uint(optarg, 1, 64, &o->jobs))
-                return usage_error("--jobs '%s': expected a number from 1 to 64", optarg);
+                return cli_usage_error("index", "--jobs '%s': expected a number from 1 to 64", optarg);
             break;
         case OPT_CONN:
             if (!cli_parse_uint(optarg, 1, 1024, &o->max_connections))
-                return usage_error("--max-connections '%s': expected a number from 1 to 1024", optarg);
+                return cli_usage_error("index", "--max-connections '%s': expected a number from 1 to 1024", optarg);
             break;
         case OPT_LOG:
             o->log_level = sv_log_parse_level(optarg);
             if (o->log_level < 0)
-                return usage_error("--log-level '%s': expected error, warn, info, debug or trace", optarg);
+                return cli_usage_error("index", "--log-level '%s': expected error, warn, info, debug or trace", optarg);
             break;
         case 'q': o->quiet = true; break;
         case 'h': fputs(usage_index, stdout); return 0;
-        default:
-            if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%c'", optopt);
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return cli_bad_option("index", argv);
         }
     }
     if (!o->source)
-        return usage_error("index needs s3://BUCKET[/PREFIX]");
+        return cli_usage_error("index", "index needs s3://BUCKET[/PREFIX]");
     if (!o->cache_dir == !o->to_s3)
-        return usage_error("index needs one of --cache-dir DIR and --to-s3");
+        return cli_usage_error("index", "index needs one of --cache-dir DIR and --to-s3");
     if (o->cache_dir) {
         struct stat st;
         if (stat(o->cache_dir, &st) != 0 && errno == ENOENT)
             (void)mkdir(o->cache_dir, 0755); /* created if missing, as by `sievefs mount` */
         if (stat(o->cache_dir, &st) != 0 || !S_ISDIR(st.st_mode))
-            return usage_error("--cache-dir '%s': not a directory", o->cache_dir);
+            return cli_usage_error("index", "--cache-dir '%s': not a directory", o->cache_dir);
         if (access(o->cache_dir, W_OK) != 0)
-            return usage_error("--cache-dir '%s': not writable", o->cache_dir);
+            return cli_usage_error("index", "--cache-dir '%s': not writable", o->cache_dir);
     }
     return -1;
 }
@@ -251,9 +228,11 @@ static bool take_file(listing *l, const store_object_entry *e, size_t prefix_len
 
 static bool take_bundle(listing *l, const store_object_entry *e, size_t prefix_len)
 {
-    const char *name = e->key + prefix_len;
-    if (strchr(name, '/') || !sv_grow((void **)&l->have, &l->cap_have, l->n_have + 1, sizeof *l->have, 64, MAX_FILES))
-        return strchr(name, '/') != NULL;
+    const char *rel = e->key + prefix_len, *name = strchr(rel, '/'); /* SHARD/NAME */
+    if (!name || strchr(++name, '/'))
+        return true; /* not a bundle's key */
+    if (!sv_grow((void **)&l->have, &l->cap_have, l->n_have + 1, sizeof *l->have, 64, MAX_FILES))
+        return false;
     if (!(l->have[l->n_have] = strdup(name)))
         return false;
     l->n_have++;
@@ -297,29 +276,17 @@ static bool have_bundle(index_run *r, const char *name)
 static int put_bundle(index_run *r, const char *name, const uint8_t *buf, size_t len, sv_error *err)
 {
     if (r->o->to_s3) {
-        char key[S3_KEY_MAX + 64];
-        snprintf(key, sizeof key, "%s%s/%s/%s", r->prefix, PAGE_MAP_REMOTE_DIR, PAGE_MAP_REMOTE_SUBDIR, name);
+        char key[S3_KEY_MAX + 64], shard[PAGE_MAP_REMOTE_SHARD_LEN + 1];
+        page_map_remote_shard(name, shard);
+        snprintf(key, sizeof key, "%s%s/%s/%s/%s", r->prefix, PAGE_MAP_REMOTE_DIR, PAGE_MAP_REMOTE_SUBDIR, shard,
+                 name);
         return store_put(r->store, key, buf, len, err) == STORE_OK ? 0 : -1;
     }
-    char path[4200], tmp[4300];
+    char path[4200];
     snprintf(path, sizeof path, "%s/%s", r->o->cache_dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t n = write(fd, buf + done, len - done);
-        ok = n > 0;
-        done += ok ? (size_t)n : 0;
-    }
-    int saved = errno;
-    if (fd >= 0 && close(fd) != 0)
-        ok = false, saved = errno;
-    if (ok && rename(tmp, path) != 0)
-        ok = false, saved = errno;
-    if (!ok) {
-        unlink(tmp);
-        return sv_fail(err, STORE_ERR_INVALID, 0, "cannot write %s: %s", path, strerror(saved)), -1;
-    }
+    int e = sv_write_file_atomic(path, buf, len, 0);
+    if (e)
+        return sv_fail(err, STORE_ERR_INVALID, 0, "cannot write %s: %s", path, strerror(e)), -1;
     return 0;
 }
 
@@ -405,13 +372,13 @@ int cli_index(int argc, char **argv)
     const char *rest;
     sv_error err = {0};
     if (!cli_parse_s3_url(o.source, "s3://BUCKET[/PREFIX]", &bucket, &rest, &err))
-        return usage_error("%s", err.msg);
+        return cli_usage_error("index", "%s", err.msg);
     while (*rest == '/')
         rest++;
     const size_t plen = strlen(rest);
     if (plen > S3_KEY_MAX - 64) {
         free(bucket);
-        return usage_error("prefix is longer than %u bytes", S3_KEY_MAX - 64);
+        return cli_usage_error("index", "prefix is longer than %u bytes", S3_KEY_MAX - 64);
     }
     char prefix[S3_KEY_MAX + 2];
     snprintf(prefix, sizeof prefix, "%s%s", rest, plen && rest[plen - 1] != '/' ? "/" : "");

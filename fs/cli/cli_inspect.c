@@ -231,18 +231,6 @@ static bool inspect_file(inspector *in)
     return true;
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    sv_vformat_line(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "sievefs: error: %s (see sievefs inspect --help)\n", msg);
-    return 2;
-}
-
 /* Print the one error line; newlines in causes become spaces. */
 static int report(const char *file, const char *msg)
 {
@@ -272,40 +260,29 @@ static int parse_args(int argc, char **argv, inspect_opts *o)
     };
     memset(o, 0, sizeof *o);
     o->log_level = -1;
-    optind = 1;
-    opterr = 0;
-    for (;;) {
-        int c = getopt_long(argc, argv, "+h", longopts, NULL);
-        if (c == -1) {
-            if (optind >= argc)
-                break;
-            if (o->file)
-                return usage_error("unexpected argument '%s'", argv[optind]);
-            o->file = argv[optind++];
-            continue;
-        }
-        if (cli_s3_option(&o->s3, c, optarg))
-            continue;
+    for (bool first = true;; first = false) {
+        int c = cli_getopt(argc, argv, "+h", longopts, first, &o->file, &o->s3, "inspect");
+        if (c == -1)
+            break;
+        if (c == CLI_GETOPT_USAGE)
+            return 2;
         switch (c) {
         case OPT_JSON: o->json = true; break;
         case OPT_PAGES: o->pages = true; break;
         case OPT_LOG:
             o->log_level = sv_log_parse_level(optarg);
             if (o->log_level < 0)
-                return usage_error("--log-level '%s': expected error, warn, info, debug or trace",
+                return cli_usage_error("inspect", "--log-level '%s': expected error, warn, info, debug or trace",
                                    optarg);
             break;
         case 'h': fputs(usage_inspect, stdout); return 0;
-        default:
-            if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%c'", optopt);
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return cli_bad_option("inspect", argv);
         }
     }
     if (!o->file)
-        return usage_error("inspect needs a FILE or s3://BUCKET/KEY");
+        return cli_usage_error("inspect", "inspect needs a FILE or s3://BUCKET/KEY");
     if (o->file[0] == 0)
-        return usage_error("empty file name");
+        return cli_usage_error("inspect", "empty file name");
     return -1;
 }
 
@@ -320,15 +297,15 @@ static byte_source *open_source(const inspect_opts *o, cli_s3 *s3, char **bucket
     if (strncmp(o->file, "s3://", 5) == 0) {
         const char *key;
         if (!cli_parse_s3_url(o->file, "s3://BUCKET/KEY", bucket, &key, &err)) {
-            *status = usage_error("%s", err.msg);
+            *status = cli_usage_error("inspect", "%s", err.msg);
             return NULL;
         }
         if (key[0] == 0 || key[strlen(key) - 1] == '/') {
-            *status = usage_error("'%s' names no object: expected s3://BUCKET/KEY", o->file);
+            *status = cli_usage_error("inspect", "'%s' names no object: expected s3://BUCKET/KEY", o->file);
             return NULL;
         }
         if (strlen(key) > S3_KEY_MAX) {
-            *status = usage_error("key of '%s' is longer than %u bytes", o->file, S3_KEY_MAX);
+            *status = cli_usage_error("inspect", "key of '%s' is longer than %u bytes", o->file, S3_KEY_MAX);
             return NULL;
         }
         const cli_s3_tuning tuning = {.max_connections = 2, .stall_timeout_ms = 10000};

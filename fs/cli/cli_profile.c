@@ -51,18 +51,6 @@ typedef struct {
     int log_level;
 } profile_opts;
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *fmt, ...)
-{
-    char msg[600];
-    va_list ap;
-    va_start(ap, fmt);
-    sv_vformat_line(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fprintf(stderr, "sievefs: error: %s (see sievefs profile --help)\n", msg);
-    return 2;
-}
-
 static int parse_args(int argc, char **argv, profile_opts *o)
 {
     enum { OPT_JSON = CLI_OPT_S3_END, OPT_DURATION, OPT_INFLIGHT, OPT_LOG };
@@ -79,45 +67,36 @@ static int parse_args(int argc, char **argv, profile_opts *o)
     o->duration_s = 5.0;
     o->max_in_flight = 512;
     o->log_level = -1;
-    optind = 1;
-    opterr = 0;
-    for (;;) {
-        int c = getopt_long(argc, argv, "+h", longopts, NULL);
-        if (c == -1) {
-            if (optind >= argc)
-                break;
-            if (o->source)
-                return usage_error("unexpected argument '%s'", argv[optind]);
-            o->source = argv[optind++];
-            continue;
-        }
-        if (cli_s3_option(&o->s3, c, optarg))
-            continue;
+    for (bool first = true;; first = false) {
+        int c = cli_getopt(argc, argv, "+h", longopts, first, &o->source, &o->s3, "profile");
+        if (c == -1)
+            break;
+        if (c == CLI_GETOPT_USAGE)
+            return 2;
         switch (c) {
         case OPT_JSON: o->json = true; break;
         case OPT_DURATION:
             if (!cli_parse_duration(optarg, 60, &o->duration_s) || o->duration_s <= 0)
-                return usage_error("--duration '%s': expected a duration above 0 and up to 60s, like 5s or 800ms",
-                                   optarg);
+                return cli_usage_error("profile",
+                                       "--duration '%s': expected a duration above 0 and up to 60s, like 5s or 800ms",
+                                       optarg);
             break;
         case OPT_INFLIGHT:
             if (!cli_parse_uint(optarg, 8, 512, &o->max_in_flight))
-                return usage_error("--max-in-flight '%s': expected a number from 8 to 512", optarg);
+                return cli_usage_error("profile", "--max-in-flight '%s': expected a number from 8 to 512", optarg);
             break;
         case OPT_LOG:
             o->log_level = sv_log_parse_level(optarg);
             if (o->log_level < 0)
-                return usage_error("--log-level '%s': expected error, warn, info, debug or trace", optarg);
+                return cli_usage_error("profile", "--log-level '%s': expected error, warn, info, debug or trace",
+                                       optarg);
             break;
         case 'h': fputs(usage_profile, stdout); return 0;
-        default:
-            if (optopt && optopt < 256)
-                return usage_error("unknown or incomplete option '-%c'", optopt);
-            return usage_error("unknown or incomplete option '%s'", argv[optind - 1]);
+        default: return cli_bad_option("profile", argv);
         }
     }
     if (!o->source)
-        return usage_error("profile needs s3://BUCKET[/PREFIX]");
+        return cli_usage_error("profile", "profile needs s3://BUCKET[/PREFIX]");
     return -1;
 }
 
@@ -167,13 +146,13 @@ int cli_profile(int argc, char **argv)
     const char *rest;
     sv_error err = {0};
     if (!cli_parse_s3_url(o.source, "s3://BUCKET[/PREFIX]", &bucket, &rest, &err))
-        return usage_error("%s", err.msg);
+        return cli_usage_error("profile", "%s", err.msg);
     while (*rest == '/')
         rest++;
     size_t plen = strlen(rest);
     if (plen > S3_KEY_MAX) {
         free(bucket);
-        return usage_error("prefix is longer than %u bytes", S3_KEY_MAX);
+        return cli_usage_error("profile", "prefix is longer than %u bytes", S3_KEY_MAX);
     }
     char *prefix = malloc(plen + 2);
     if (!prefix) {

@@ -1,7 +1,6 @@
 /* Walked page maps per object version; see page_map_cache.h. */
 #include "page_map_cache.h"
 
-#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +12,7 @@
 #include "log.h"
 #include "page_map_bundle.h"
 #include "page_map_file.h"
+#include "sv_file.h"
 
 typedef struct entry {
     struct entry *newer, *older; /* recency list */
@@ -232,56 +232,17 @@ static void write_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint
     uint8_t *buf = page_map_file_encode(o->key, o->etag, o->size, rg, col, w, &len);
     if (!buf)
         return;
-    char name[64], path[4200], tmp[4300];
+    char name[64], path[4200];
     page_map_file_name(o->key, o->etag, o->size, rg, col, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", c->dir, name);
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(), atomic_fetch_add(&c->tmp_seq, 1));
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    bool ok = fd >= 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t n = write(fd, buf + done, len - done);
-        ok = n > 0;
-        done += ok ? (size_t)n : 0;
-    }
-    if (fd >= 0 && close(fd) != 0)
-        ok = false;
-    if (ok && rename(tmp, path) == 0) {
+    if (sv_write_file_atomic(path, buf, len, atomic_fetch_add(&c->tmp_seq, 1)) == 0) {
         pthread_mutex_lock(&c->lock);
         c->disk_writes++;
         pthread_mutex_unlock(&c->lock);
     } else {
         log_debug("%s: page map of rg %u column %u not written to %s", o->key, rg, col, c->dir);
-        unlink(tmp);
     }
     free(buf);
-}
-
-/* The contents of regular file path of at most max bytes (*len set), or
- * NULL. */
-static uint8_t *slurp(const char *path, size_t max, size_t *len_out)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    struct stat st;
-    uint8_t *buf = NULL;
-    size_t len = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && (uint64_t)st.st_size <= max) {
-        len = (size_t)st.st_size;
-        buf = malloc(len);
-        for (size_t done = 0; buf && done < len;) {
-            ssize_t n = read(fd, buf + done, len - done);
-            if (n <= 0) {
-                free(buf);
-                buf = NULL;
-            } else {
-                done += (size_t)n;
-            }
-        }
-    }
-    close(fd);
-    *len_out = len;
-    return buf;
 }
 
 /* The entry for (o, rg, col) from the cache directory, or NULL. */
@@ -291,7 +252,7 @@ static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uin
     page_map_file_name(o->key, o->etag, o->size, rg, col, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", c->dir, name);
     size_t len = 0;
-    uint8_t *buf = slurp(path, PAGE_MAP_FILE_MAX, &len);
+    uint8_t *buf = sv_read_file(path, PAGE_MAP_FILE_MAX, &len);
     page_map_file f;
     entry *e = NULL;
     if (buf && page_map_file_parse(buf, len, &f)) {
@@ -388,7 +349,7 @@ uint32_t page_map_cache_load_dir_bundle(page_map_cache *c, const object_ref *o)
     page_map_bundle_name(o->key, o->etag, o->size, name, sizeof name);
     snprintf(path, sizeof path, "%s/%s", c->dir, name);
     size_t len = 0;
-    uint8_t *buf = slurp(path, PAGE_MAP_BUNDLE_MAX, &len);
+    uint8_t *buf = sv_read_file(path, PAGE_MAP_BUNDLE_MAX, &len);
     uint32_t kept = buf ? page_map_cache_add_bundle(c, o, buf, len) : 0;
     free(buf);
     return kept;

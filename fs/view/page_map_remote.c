@@ -2,6 +2,7 @@
 #include "page_map_remote.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
 #include "page_map_bundle.h"
@@ -9,17 +10,27 @@
 
 #define MAX_LEVELS 64 /* directories looked at above the file */
 
-/* The inode of bundle `name` under dir/_sieve/pagemaps/, or 0. */
+/* The inode of bundle `name` under dir/_sieve/pagemaps/SHARD/, or 0. */
 static uint64_t find_in(plain_fs *p, uint64_t dir, const char *name, const sv_cancel *tok)
 {
+    char shard[PAGE_MAP_REMOTE_SHARD_LEN + 1];
+    page_map_remote_shard(name, shard);
     sv_attr a;
     if (plain_lookup(p, dir, PAGE_MAP_REMOTE_DIR, &a, tok) != 0 || !S_ISDIR(a.mode))
         return 0;
     if (plain_lookup(p, a.ino, PAGE_MAP_REMOTE_SUBDIR, &a, tok) != 0 || !S_ISDIR(a.mode))
         return 0;
+    if (plain_lookup(p, a.ino, shard, &a, tok) != 0 || !S_ISDIR(a.mode))
+        return 0;
     if (plain_lookup(p, a.ino, name, &a, tok) != 0 || !S_ISREG(a.mode))
         return 0;
     return a.ino;
+}
+
+void page_map_remote_shard(const char *name, char out[PAGE_MAP_REMOTE_SHARD_LEN + 1])
+{
+    memcpy(out, name, PAGE_MAP_REMOTE_SHARD_LEN);
+    out[PAGE_MAP_REMOTE_SHARD_LEN] = '\0';
 }
 
 uint32_t page_map_remote_load(const view_env *env, uint64_t file_ino, const object_ref *o, const sv_cancel *tok)

@@ -1,10 +1,12 @@
 /* Page-map bundles kept in S3 next to a table (`sievefs index --to-s3`):
- * _sieve/pagemaps/NAME.pmb, NAME the bundle's name for the object version
- * (page_map_bundle.h), under the file's directory or any directory above it
- * in the mount. Every mount looks there once per version before walking a
- * file's page headers, so the walk is paid once per file version, not once
- * per mount. What it reads is untrusted and a prediction only
- * (page_map_cache.h). */
+ * _sieve/pagemaps/SHARD/NAME.pmb, NAME the bundle's name for the object
+ * version (page_map_bundle.h) and SHARD its first two hex digits, under the
+ * file's directory or any directory above it in the mount. The shards keep
+ * every listing a lookup needs to one page (256 shards of up to 1,000
+ * bundles each before a shard takes two) however large the table. Every
+ * mount looks there once per version before walking a file's page headers,
+ * so the walk is paid once per file version, not once per mount. What it
+ * reads is untrusted and a prediction only (page_map_cache.h). */
 #ifndef SIEVE_PAGE_MAP_REMOTE_H
 #define SIEVE_PAGE_MAP_REMOTE_H
 #include <stdint.h>
@@ -14,6 +16,10 @@
 
 #define PAGE_MAP_REMOTE_DIR "_sieve"
 #define PAGE_MAP_REMOTE_SUBDIR "pagemaps"
+#define PAGE_MAP_REMOTE_SHARD_LEN 2
+
+/* The shard directory of bundle name (its first two characters). */
+void page_map_remote_shard(const char *name, char out[PAGE_MAP_REMOTE_SHARD_LEN + 1]);
 
 /* Find the bundle of version o (file inode file_ino) and keep its maps in
  * env->page_maps; the number kept (0 when there is none, on any failure,

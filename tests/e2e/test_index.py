@@ -7,6 +7,7 @@ several data pages per chunk of different sizes, which a mount alone does not
 walk: one round trip per page) and pyarrow without dictionary (regular pages,
 which a mount walks in two rounds). Every view's rows equal the local file's
 for DuckDB, pyarrow and polars."""
+import re
 import struct
 import zlib
 
@@ -78,7 +79,8 @@ def test_index_to_s3_is_read_by_every_mount(table_files, bucket, mount, run_cli,
     assert r.returncode == 0, r
     assert "2 Parquet files: 2 indexed" in r.stdout, r
     maps = [o["Key"] for o in s3.list_objects_v2(Bucket=name, Prefix="tbl/_sieve/pagemaps/")["Contents"]]
-    assert len(maps) == 2 and all(k.endswith(".pmb") for k in maps), maps
+    assert len(maps) == 2 and all(re.fullmatch(r"tbl/_sieve/pagemaps/[0-9a-f]{2}/[0-9a-f]{16}\.pmb", k)
+                                  for k in maps), maps
 
     # Indexing again finds both files done.
     r = run_cli("index", f"s3://{name}/tbl", "--to-s3", *s3_args(moto), timeout=300)
@@ -132,7 +134,8 @@ def rewrite_bundle(data: bytes, new_etag: bytes, new_size: int) -> bytes:
     return out + struct.pack("<I", zlib.crc32(out))
 
 
-def bundle_name(key: str, etag: str, size: int) -> str:
+def bundle_path(key: str, etag: str, size: int) -> str:
+    """SHARD/NAME.pmb of a version, as page_map_bundle_name and page_map_remote_shard make it."""
     h = 14695981039346656037
     mask = (1 << 64) - 1
 
@@ -146,7 +149,7 @@ def bundle_name(key: str, etag: str, size: int) -> str:
         mix(b)
     for i in range(8):
         mix((size >> (8 * i)) & 0xFF)
-    return f"{h:016x}.pmb"
+    return f"{h:016x}"[:2] + f"/{h:016x}.pmb"
 
 
 @pytest.mark.asan
@@ -165,14 +168,14 @@ def test_bundles_that_lie_or_are_corrupt_are_not_trusted(table_files, bucket, mo
     assert run_cli("index", f"s3://{name}/t", "--to-s3", *s3_args(moto), timeout=300).returncode == 0
     keys = [o["Key"] for o in s3.list_objects_v2(Bucket=name, Prefix="t/_sieve/pagemaps/")["Contents"]]
     heads = {k: s3.head_object(Bucket=name, Key=f"t/{k}.parquet") for k in ("pyarrow_nodict", "pyarrow")}
-    nodict_map = f"t/_sieve/pagemaps/{bundle_name('t/pyarrow_nodict.parquet', heads['pyarrow_nodict']['ETag'], heads['pyarrow_nodict']['ContentLength'])}"
+    nodict_map = f"t/_sieve/pagemaps/{bundle_path('t/pyarrow_nodict.parquet', heads['pyarrow_nodict']['ETag'], heads['pyarrow_nodict']['ContentLength'])}"
     assert nodict_map in keys, (nodict_map, keys)
     lying = s3.get_object(Bucket=name, Key=nodict_map)["Body"].read()
     # Replace the file with the other layout, and give its new version the
     # old version's maps.
     s3.put_object(Bucket=name, Key="t/pyarrow_nodict.parquet", Body=local.read_bytes())
     h = s3.head_object(Bucket=name, Key="t/pyarrow_nodict.parquet")
-    new_map = f"t/_sieve/pagemaps/{bundle_name('t/pyarrow_nodict.parquet', h['ETag'], h['ContentLength'])}"
+    new_map = f"t/_sieve/pagemaps/{bundle_path('t/pyarrow_nodict.parquet', h['ETag'], h['ContentLength'])}"
     s3.put_object(Bucket=name, Key=new_map,
                   Body=rewrite_bundle(lying, h["ETag"].encode(), h["ContentLength"]))
     # And corrupt the other file's bundle.

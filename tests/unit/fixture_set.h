@@ -72,6 +72,18 @@ static inline int fixtures_load_parsed(fixture *out, int max)
     return n;
 }
 
+/* Every fixture, each footer parsed, in loaded[0..n_loaded) before each
+ * test of the suites that name load_fixtures and free_fixtures (as
+ * FIXTURE_SUITE(name) does for one suite). */
+#define FIXTURES_LOADED_PARSED                                                                                   \
+    static fixture loaded[32];                                                                                   \
+    static int n_loaded;                                                                                         \
+    static void load_fixtures(void) { n_loaded = fixtures_load_parsed(loaded, 32); }                             \
+    static void free_fixtures(void) { fixtures_free(loaded, n_loaded); }
+#define FIXTURE_SUITE(suite)                                                                                     \
+    FIXTURES_LOADED_PARSED                                                                                       \
+    TestSuite(suite, .init = load_fixtures, .fini = free_fixtures)
+
 /* The loaded fixture called name (which must be there). */
 static inline fixture *fixtures_find(fixture *fx, int n, const char *name)
 {

@@ -10,20 +10,7 @@
 
 #include "fixture_set.h"
 
-static fixture loaded[32];
-static int n_loaded;
-
-static void load_fixtures(void)
-{
-    n_loaded = fixtures_load_parsed(loaded, 32);
-}
-
-static void free_fixtures(void)
-{
-    fixtures_free(loaded, n_loaded);
-}
-
-TestSuite(header_walk, .init = load_fixtures, .fini = free_fixtures);
+FIXTURE_SUITE(header_walk);
 
 static fixture *find(const char *name)
 {

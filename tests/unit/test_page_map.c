@@ -17,18 +17,7 @@
 
 /* Every fixture, each with its footer parsed (which must parse): loaded
  * before each test of the suites that read them (.init = load_fixtures). */
-static fixture loaded[32];
-static int n_loaded;
-
-static void load_fixtures(void)
-{
-    n_loaded = fixtures_load_parsed(loaded, 32);
-}
-
-static void free_fixtures(void)
-{
-    fixtures_free(loaded, n_loaded);
-}
+FIXTURES_LOADED_PARSED
 
 TestSuite(fixtures, .init = load_fixtures, .fini = free_fixtures);
 TestSuite(mismatch, .init = load_fixtures, .fini = free_fixtures);

@@ -16,20 +16,7 @@
 #include "page_map_bundle.h"
 #include "page_map_cache.h"
 
-static fixture loaded[32];
-static int n_loaded;
-
-static void load_fixtures(void)
-{
-    n_loaded = fixtures_load_parsed(loaded, 32);
-}
-
-static void free_fixtures(void)
-{
-    fixtures_free(loaded, n_loaded);
-}
-
-TestSuite(page_map_index, .init = load_fixtures, .fini = free_fixtures);
+FIXTURE_SUITE(page_map_index);
 
 typedef struct {
     const fixture *f;
