@@ -34,7 +34,8 @@ static const char usage_index[] =
     "serve real. The maps are kept per object version (key, ETag, size): a\n"
     "replaced file is indexed anew, and its old maps are never used for it.\n"
     "Files whose maps exist already are skipped. Keys ending in .parquet are\n"
-    "indexed, except below a directory named _* or .* (_delta_log, _sieve).\n"
+    "indexed, except those named _* or .* or below such a directory\n"
+    "(_delta_log, _sieve).\n"
     "\n"
     "where the maps go (one of):\n"
     "  --cache-dir DIR       into DIR (created if missing), which\n"
@@ -132,19 +133,18 @@ static int parse_args(int argc, char **argv, index_opts *o)
     return -1;
 }
 
-/* Whether key (below prefix) is a Parquet file to index: not under a
- * directory whose name starts with '_' or '.'. */
+/* Whether key (below prefix) is a Parquet file to index: neither it nor a
+ * directory above it (below prefix) is named _* or .* (hidden from table
+ * readers, as Spark's and Delta's are). */
 static bool wanted(const char *key, size_t prefix_len)
 {
     if (!plain_is_parquet_name(key))
         return false;
-    for (const char *s = key + prefix_len; *s;) {
-        const char *slash = strchr(s, '/');
-        if (!slash)
-            break;
+    for (const char *s = key + prefix_len; s;) {
         if (*s == '_' || *s == '.')
             return false;
-        s = slash + 1;
+        const char *slash = strchr(s, '/');
+        s = slash ? slash + 1 : NULL;
     }
     return true;
 }

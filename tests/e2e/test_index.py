@@ -66,6 +66,9 @@ def check_views(m, table_files, prefix, tag):
 def test_index_to_s3_is_read_by_every_mount(table_files, bucket, mount, run_cli, moto, s3):
     objects = {f"tbl/{w}.parquet": p.read_bytes() for w, p in table_files.items()}
     objects["tbl/_delta_log/00000000000000000000.json"] = b"{}\n"
+    # Hidden from table readers, so not indexed either.
+    objects["tbl/_temporary/0/part-0.parquet"] = objects["tbl/pyarrow.parquet"]
+    objects["tbl/.part-1.parquet"] = objects["tbl/pyarrow.parquet"]
     name = bucket(objects)
 
     # Without maps: the mount walks the regular chunks, not the irregular ones.
