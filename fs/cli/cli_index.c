@@ -269,7 +269,8 @@ static bool have_bundle(index_run *r, const char *name)
         return stat(path, &st) == 0 && S_ISREG(st.st_mode);
     }
     const char *key = name;
-    return bsearch(&key, r->files->have, r->files->n_have, sizeof *r->files->have, cmp_str) != NULL;
+    return r->files->n_have > 0 &&
+           bsearch(&key, r->files->have, r->files->n_have, sizeof *r->files->have, cmp_str) != NULL;
 }
 
 /* Write the bundle where it goes: 0, or -1 with the cause in err. */
@@ -401,7 +402,8 @@ int cli_index(int argc, char **argv)
         char maps[S3_KEY_MAX + 64];
         snprintf(maps, sizeof maps, "%s%s/%s/", prefix, PAGE_MAP_REMOTE_DIR, PAGE_MAP_REMOTE_SUBDIR);
         st = list_all(store, maps, take_bundle, &files, strlen(maps), &err);
-        qsort(files.have, files.n_have, sizeof *files.have, cmp_str);
+        if (files.n_have > 1)
+            qsort(files.have, files.n_have, sizeof *files.have, cmp_str);
     }
     if (st != STORE_OK) {
         sv_error why;
