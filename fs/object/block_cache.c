@@ -18,6 +18,7 @@ struct block_cache {
      * page-fault fresh memory for every block. Counted in `bytes`. */
     void **spare;
     size_t n_spare, cap_spare;
+    block_fetch *in_flight; /* fetches set and not completed (block_fetch.next_in_flight) */
     sv_stats *stats;
 };
 
@@ -241,9 +242,25 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
     return b;
 }
 
+/* Take f off the in-flight list (once). Called with bc->lock held. */
+static void forget_fetch_locked(block_cache *bc, block_fetch *f)
+{
+    if (!f || !f->in_flight)
+        return;
+    if (f->prev_in_flight)
+        f->prev_in_flight->next_in_flight = f->next_in_flight;
+    else
+        bc->in_flight = f->next_in_flight;
+    if (f->next_in_flight)
+        f->next_in_flight->prev_in_flight = f->prev_in_flight;
+    f->next_in_flight = f->prev_in_flight = NULL;
+    f->in_flight = false;
+}
+
 void block_cache_complete(block_cache *bc, cache_block *b, int error)
 {
     pthread_mutex_lock(&bc->lock);
+    forget_fetch_locked(bc, b->fetch);
     b->state = error ? BLOCK_FAILED : BLOCK_READY;
     b->error = error;
     b->fetch = NULL;
@@ -256,6 +273,8 @@ static void unpin_locked(block_cache *bc, cache_block *b);
 void block_cache_complete_run(block_cache *bc, cache_block *const *blocks, size_t n, int error)
 {
     pthread_mutex_lock(&bc->lock);
+    if (n)
+        forget_fetch_locked(bc, blocks[0]->fetch);
     for (size_t i = 0; i < n; i++) {
         blocks[i]->state = error ? BLOCK_FAILED : BLOCK_READY;
         blocks[i]->error = error;
@@ -309,6 +328,12 @@ void block_cache_set_fetch(block_cache *bc, block_fetch *f)
     pthread_mutex_lock(&bc->lock);
     for (size_t i = 0; i < f->n; i++)
         f->blocks[i]->fetch = f;
+    f->prev_in_flight = NULL;
+    f->next_in_flight = bc->in_flight;
+    if (bc->in_flight)
+        bc->in_flight->prev_in_flight = f;
+    bc->in_flight = f;
+    f->in_flight = true;
     pthread_mutex_unlock(&bc->lock);
 }
 
@@ -343,17 +368,10 @@ size_t block_cache_cancel_unwanted(block_cache *bc, uint64_t object_id)
 {
     size_t cancelled = 0;
     pthread_mutex_lock(&bc->lock);
-    for (size_t i = 0; i < bc->nbuckets; i++) {
-        /* A cancel takes blocks out of this chain: scan it again. Each pass
-         * that cancels removes a block, so the scans end. */
-        for (bool again = true; again;) {
-            again = false;
-            for (cache_block *b = bc->buckets[i]; b && !again; b = b->hash_next)
-                if (b->object_id == object_id && b->state == BLOCK_LOADING && b->fetch &&
-                    cancel_if_unwanted_locked(bc, b->fetch))
-                    again = true, cancelled++;
-        }
-    }
+    /* A cancelled fetch stays on the list until its run completes. */
+    for (block_fetch *f = bc->in_flight; f; f = f->next_in_flight)
+        if (f->n && f->blocks[0]->object_id == object_id && cancel_if_unwanted_locked(bc, f))
+            cancelled++;
     pthread_mutex_unlock(&bc->lock);
     return cancelled;
 }

@@ -22,10 +22,15 @@ typedef struct cache_block cache_block;
 
 /* One GET filling a run of LOADING blocks (owned by its fetcher, alive until
  * the run completes): what lets the last reader who gives up on it cancel it. */
-typedef struct {
+typedef struct block_fetch {
     sv_cancel cancel;            /* the GET's store_request_opts.cancel */
     cache_block *const *blocks;  /* the run */
     size_t n;
+    /* The cache's list of fetches in flight (block_cache_set_fetch until the
+     * run completes), under the cache's lock: what a closing file's
+     * cancellation looks through, rather than every block. */
+    struct block_fetch *next_in_flight, *prev_in_flight;
+    bool in_flight;
 } block_fetch;
 
 struct cache_block {

@@ -140,8 +140,8 @@ static void fetch_run(object_io *io, const object_ref *o, cache_block **run, siz
     }
     if (st != STORE_OK) {
         log_error("cannot start GET of %s: %s", o->key, store_status_name(st));
+        block_cache_complete_run(io->cache, run, n, EIO); /* before the job goes: its fetch is listed */
         free(job);
-        block_cache_complete_run(io->cache, run, n, EIO);
     }
 }
 
