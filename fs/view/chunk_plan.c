@@ -482,15 +482,19 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             }
         }
         vt->chunks[reason]++;
+        const row_ranges *sel = &vf->sel[ch->rg];
         if (why) {
             if (!ch->real)
                 SV_LOG(level, "%s: chunk rg %u column %s served real: %s", vf->relpath, ch->rg, lf->path, why);
             pq_page_map_free(&ch->pm);
             ch->real = true;
             vt->bytes_fetched += ch->end - ch->start;
+            /* A named column the reader will read whole: fetched with the rest. */
+            if (early && sel->n > 0 && reason != CHUNK_FILTER_COLUMN &&
+                sv_grow((void **)&reals, &capreals, nreals + 1, sizeof *reals, 64, SIZE_MAX / 64))
+                reals[nreals++] = (fetch_span){ch->start, ch->end - ch->start, NULL};
             continue;
         }
-        const row_ranges *sel = &vf->sel[ch->rg];
         for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
             const pq_page *pg = &ch->pm.pages[p];
             ch->pages[p].kind = VP_REAL;
@@ -498,6 +502,10 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 vt->pages_real++;
                 vt->pages[PAGE_NOT_DATA]++;
                 vt->bytes_fetched += pg->total_size;
+                /* A dictionary page is read before any data page of its chunk. */
+                if (early && sel->n > 0 &&
+                    sv_grow((void **)&reals, &capreals, nreals + 1, sizeof *reals, 64, SIZE_MAX / 64))
+                    reals[nreals++] = (fetch_span){pg->offset, pg->total_size, NULL};
                 continue;
             }
             uint64_t a = (uint64_t)pg->first_row, e = a + (uint64_t)pg->num_rows;
