@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -489,4 +490,33 @@ int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges
     pthread_mutex_unlock(&g->m);
     group_free(g);
     return failed ? -EIO : 0;
+}
+
+int object_find_exact(object_io *io, const char *key, object_ref *out, const sv_cancel *tok)
+{
+    memset(out, 0, sizeof *out);
+    store_request_opts opts = {.priority = STORE_PRIO_PLAN, .cancel = tok};
+    store_listing l;
+    sv_error err;
+    /* Keys that merely begin with key come too (as objects or prefixes);
+     * the exact one sorts first, so the first page holds it if it exists. */
+    store_status st = store_list_page(io->store, key, "/", NULL, &opts, &l, &err);
+    if (st != STORE_OK)
+        return -store_status_errno(st);
+    int rc = -ENOENT;
+    for (size_t i = 0; i < l.n_objects && rc == -ENOENT; i++) {
+        const store_object_entry *e = &l.objects[i];
+        if (strcmp(e->key, key) != 0)
+            continue;
+        out->key = strdup(key);
+        if (!out->key) {
+            rc = -ENOMEM;
+            break;
+        }
+        snprintf(out->etag, sizeof out->etag, "%s", e->etag ? e->etag : "");
+        out->size = e->size;
+        rc = 0;
+    }
+    store_listing_free(&l);
+    return rc;
 }

@@ -140,4 +140,10 @@ typedef struct {
 int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges, size_t n,
                         size_t *started, const sv_cancel *tok);
 
+/* The current version of key, found by one listing of its exact name (one
+ * round trip, no listing of the directories above it): 0 with *out set
+ * (id 0: not a plain-path inode, so not for the block cache), -ENOENT, or
+ * -errno (the listing failed or tok fired). */
+int object_find_exact(object_io *io, const char *key, object_ref *out, const sv_cancel *tok);
+
 #endif

@@ -202,15 +202,10 @@ static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans
 #define HEADER_WALK_ROUNDS 2
 
 /* Whether chunk ch (not served real for another reason) gets its page map
- * from a walk of its headers: flat, no OffsetIndex, and its metadata rules
- * out the one-page prediction. */
+ * from a walk of its headers (view_chunk_wants_header_walk). */
 static bool chunk_wants_walk(const pq_file_meta *m, const vchunk *ch, uint64_t size)
 {
-    const pq_column_chunk *cc = &m->row_groups[ch->rg].columns[ch->col];
-    if (ch->real || !view_leaf_is_flat(&m->leaves[ch->col]) || view_chunk_has_offset_index(cc, size))
-        return false;
-    pq_column_ctx ctx = pq_column_ctx_of(m, ch->rg, ch->col);
-    return pq_page_map_single_page_ruled_out(&ctx) != NULL;
+    return !ch->real && view_chunk_wants_header_walk(m, ch->rg, ch->col, size);
 }
 
 /* Whether walking the headers of the chunks chunk_wants_walk picks can pay
@@ -268,11 +263,9 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
     size_t n_candidates = 0;
     for (size_t k = 0; ready && k < n; k++)
         n_candidates += candidate[k] = chunk_wants_walk(m, chs[k], o->size);
-    /* Maps built ahead of time (`sievefs index`), looked for once per
-     * version: in the cache directory, else next to the table in S3. */
-    if (n_candidates > 0 && page_map_cache_claim_bundle(env->page_maps, o) &&
-        page_map_cache_load_dir_bundle(env->page_maps, o) == 0)
-        page_map_remote_load(env, vf->base_ino, o, tok);
+    /* Maps built ahead of time, unless the selection looked for them. */
+    if (n_candidates > 0)
+        view_file_load_prebuilt_maps(env, vf, o, tok);
     /* Walked before (another view, an earlier open): no round at all. */
     for (size_t k = 0; ready && k < n; k++) {
         if (!candidate[k])

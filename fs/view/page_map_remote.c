@@ -1,6 +1,7 @@
 /* Page-map bundles in S3; see page_map_remote.h. */
 #include "page_map_remote.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,21 +11,30 @@
 
 #define MAX_LEVELS 64 /* directories looked at above the file */
 
-/* The inode of bundle `name` under dir/_sieve/pagemaps/SHARD/, or 0. */
-static uint64_t find_in(plain_fs *p, uint64_t dir, const char *name, const sv_cancel *tok)
+/* Bundle `name` under dir/_sieve/pagemaps/SHARD/, into *out: true when
+ * found. The _sieve directory is looked up in dir's listing (cached by the
+ * plain tree); the bundle itself by one listing of its exact key, not by
+ * listing each directory on the way. */
+static bool find_in(plain_fs *p, uint64_t dir, const char *name, object_ref *out, const sv_cancel *tok)
 {
-    char shard[PAGE_MAP_REMOTE_SHARD_LEN + 1];
-    page_map_remote_shard(name, shard);
     sv_attr a;
     if (plain_lookup(p, dir, PAGE_MAP_REMOTE_DIR, &a, tok) != 0 || !S_ISDIR(a.mode))
-        return 0;
-    if (plain_lookup(p, a.ino, PAGE_MAP_REMOTE_SUBDIR, &a, tok) != 0 || !S_ISDIR(a.mode))
-        return 0;
-    if (plain_lookup(p, a.ino, shard, &a, tok) != 0 || !S_ISDIR(a.mode))
-        return 0;
-    if (plain_lookup(p, a.ino, name, &a, tok) != 0 || !S_ISREG(a.mode))
-        return 0;
-    return a.ino;
+        return false;
+    char *base = tree_key(p->tree, a.ino);
+    if (!base)
+        return false;
+    char shard[PAGE_MAP_REMOTE_SHARD_LEN + 1];
+    page_map_remote_shard(name, shard);
+    const size_t n = strlen(base);
+    const char *sep = n && base[n - 1] == '/' ? "" : "/";
+    char *key = NULL;
+    bool found = false;
+    if (asprintf(&key, "%s%s%s/%s/%s", base, sep, PAGE_MAP_REMOTE_SUBDIR, shard, name) >= 0) {
+        found = object_find_exact(p->io, key, out, tok) == 0;
+        free(key);
+    }
+    free(base);
+    return found;
 }
 
 void page_map_remote_shard(const char *name, char out[PAGE_MAP_REMOTE_SHARD_LEN + 1])
@@ -38,15 +48,14 @@ uint32_t page_map_remote_load(const view_env *env, uint64_t file_ino, const obje
     plain_fs *p = env->plain;
     char name[32];
     page_map_bundle_name(o->key, o->etag, o->size, name, sizeof name);
-    uint64_t found = 0, dir = file_ino;
+    object_ref b = {0};
+    bool found = false;
+    uint64_t dir = file_ino;
     for (int level = 0; !found && level < MAX_LEVELS && dir != TREE_ROOT_INO; level++) {
         dir = tree_parent(p->tree, dir);
-        found = find_in(p, dir, name, tok);
+        found = find_in(p, dir, name, &b, tok);
     }
     if (!found)
-        return 0;
-    object_ref b = {0};
-    if (plain_bind_object(p, found, &b) != 0)
         return 0;
     uint32_t kept = 0;
     if (b.size > 0 && b.size <= PAGE_MAP_BUNDLE_MAX) {

@@ -2,11 +2,13 @@
  * _sieve/pagemaps/SHARD/NAME.pmb, NAME the bundle's name for the object
  * version (page_map_bundle.h) and SHARD its first two hex digits, under the
  * file's directory or any directory above it in the mount. The shards keep
- * every listing a lookup needs to one page (256 shards of up to 1,000
+ * every listing of the prefix to one page (256 shards of up to 1,000
  * bundles each before a shard takes two) however large the table. Every
- * mount looks there once per version before walking a file's page headers,
- * so the walk is paid once per file version, not once per mount. What it
- * reads is untrusted and a prediction only (page_map_cache.h). */
+ * mount looks there once per version before walking a file's page headers
+ * (a listing of the bundle's exact key where a directory holds _sieve/,
+ * then one GET), so the walk is paid once per file version, not once per
+ * mount. What it reads is untrusted and a prediction only
+ * (page_map_cache.h). */
 #ifndef SIEVE_PAGE_MAP_REMOTE_H
 #define SIEVE_PAGE_MAP_REMOTE_H
 #include <stdint.h>

@@ -162,6 +162,29 @@ Test(object_read, failures_fail_the_read_and_a_later_read_retries)
     object_ref_free(&o);
 }
 
+/* One listing of the exact key finds a version; a key only others begin
+ * with (as objects or as a directory) is absent. */
+Test(object_read, an_exact_key_is_found_by_one_listing)
+{
+    cr_assert(mem_store_put(m, "d/x.pmb", "abc", 3));
+    cr_assert(mem_store_put(m, "d/y.pmbx", "abcd", 4));
+    cr_assert(mem_store_put(m, "d/z.pmb/inner", "e", 1));
+    uint64_t lists = mem_store_counts_now(m).lists;
+    object_ref o;
+    cr_assert_eq(object_find_exact(io, "d/x.pmb", &o, NULL), 0);
+    cr_assert_str_eq(o.key, "d/x.pmb");
+    cr_assert_eq(o.size, 3);
+    char etag[S3_ETAG_MAX + 1];
+    cr_assert(mem_store_etag(m, "d/x.pmb", etag));
+    cr_assert_str_eq(o.etag, etag);
+    cr_assert_eq(mem_store_counts_now(m).lists, lists + 1, "one listing");
+    object_ref_free(&o);
+    cr_assert_eq(object_find_exact(io, "d/y.pmb", &o, NULL), -ENOENT);
+    cr_assert_eq(object_find_exact(io, "d/z.pmb", &o, NULL), -ENOENT);
+    cr_assert_eq(object_find_exact(io, "d/none", &o, NULL), -ENOENT);
+    cr_assert_null(o.key);
+}
+
 Test(object_read, ranges_outside_the_cache)
 {
     object_ref o = ref_of("obj", 105);
