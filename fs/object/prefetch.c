@@ -6,15 +6,18 @@
 #define CONTINUATION_TOLERANCE (1u << 20) /* kernel reads arrive out of order across FUSE threads */
 #define KERNEL_DEFAULT_READAHEAD (128u << 10)
 #define PAGE_ROUNDING 4096u /* the kernel rounds a reader's last byte up to its page */
-#define ADJACENT_GAP 4096u  /* chunks this close count as one run of bytes */
 #define SPECULATED_CHUNKS 64 /* chunks one read may start fetching ahead */
 #define SPECULATION_SHARE 20 /* a stream speculates 1/20 of its streak into unread columns */
 #define STREAM_ENDED_AFTER (16u << 20) /* a stream others have read this far past has ended */
 
+uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
+{
+    return cfg->kernel_readahead ? cfg->kernel_readahead : KERNEL_DEFAULT_READAHEAD;
+}
+
 uint64_t prefetch_continuation_proof(const prefetch_config *cfg)
 {
-    const uint64_t ra = cfg->kernel_readahead ? cfg->kernel_readahead : KERNEL_DEFAULT_READAHEAD;
-    return 2 * ra + PAGE_ROUNDING;
+    return 2 * prefetch_kernel_readahead(cfg) + PAGE_ROUNDING;
 }
 
 bool read_pattern_init(read_pattern *p, const parquet_layout *layout, column_set *shared)
@@ -120,7 +123,7 @@ static bool column_skipped(const parquet_layout *layout, const read_pattern *p, 
 /* Whether chunk j directly follows chunk j-1 (a long read runs on into it). */
 static bool chunk_adjacent(const parquet_layout *layout, size_t j)
 {
-    return j > 0 && j < layout->n_chunks && layout->chunks[j].start <= layout->chunks[j - 1].end + ADJACENT_GAP;
+    return j > 0 && j < layout->n_chunks && layout->chunks[j].start <= layout->chunks[j - 1].end + PREFETCH_ADJACENT_GAP;
 }
 
 /* A stream that read its chunk to the end (or ran on into the next only as

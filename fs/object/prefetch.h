@@ -42,6 +42,14 @@ typedef struct {
     uint64_t kernel_readahead; /* the mount's kernel readahead window (0: the kernel's 128 KiB) */
 } prefetch_config;
 
+/* Column chunks this close count as one run of bytes: a read runs on from
+ * one into the next. */
+#define PREFETCH_ADJACENT_GAP 4096u
+
+/* The kernel's readahead window of the mount (cfg's, else the kernel's
+ * default of 128 KiB). */
+uint64_t prefetch_kernel_readahead(const prefetch_config *cfg);
+
 /* How far reads must run on into a chunk before it counts as read: past
  * what the kernel's readahead can request beyond a reader's last byte (its
  * current window and the next, asynchronous one), plus page rounding. */

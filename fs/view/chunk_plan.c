@@ -201,9 +201,6 @@ static void prefetch_spans(object_io *io, const object_ref *o, fetch_span *spans
  * round does not finish: a round trip per page would not pay. */
 #define HEADER_WALK_ROUNDS 2
 
-#define KERNEL_READAHEAD_DEFAULT (128u << 10) /* the kernel's own, without --read-ahead */
-#define ADJACENT_GAP 4096u                    /* chunks this close: a read runs on from one into the next */
-
 /* Whether chunk ch (not served real for another reason) gets its page map
  * from a walk of its headers (view_chunk_wants_header_walk). */
 static bool chunk_wants_walk(const pq_file_meta *m, const vchunk *ch, uint64_t size)
@@ -268,7 +265,7 @@ static pq_header_walk *walk_headers(const view_env *env, const object_ref *o, co
         n_candidates += candidate[k] = chunk_wants_walk(m, chs[k], o->size);
     /* Maps built ahead of time, unless the selection looked for them. */
     if (n_candidates > 0)
-        view_file_load_prebuilt_maps(env, vf, o, tok);
+        page_map_prebuilt_load(env, o, vf->base_ino, tok);
     /* Walked before (another view, an earlier open): no round at all. */
     for (size_t k = 0; ready && k < n; k++) {
         if (!candidate[k])
@@ -572,14 +569,13 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     /* The kernel's readahead past the end of a named chunk runs on into the
      * next one when the hint leaves that column out: what it will ask for
      * comes with the rest, not a round trip after the reader's last read. */
-    const uint64_t ra = env->plain->cfg.prefetch.kernel_readahead ? env->plain->cfg.prefetch.kernel_readahead
-                                                                  : KERNEL_READAHEAD_DEFAULT;
+    const uint64_t ra = prefetch_kernel_readahead(&env->plain->cfg.prefetch);
     for (size_t k = 0; early && k < n; k++) {
         if (vf->sel[chs[k]->rg].n == 0)
             continue;
         size_t ci;
         const vchunk *next = view_chunk_at(vf, chs[k]->end, &ci);
-        if (!next && ci < vf->n_chunks && vf->chunks[vf->by_start[ci]].start < chs[k]->end + ADJACENT_GAP)
+        if (!next && ci < vf->n_chunks && vf->chunks[vf->by_start[ci]].start < chs[k]->end + PREFETCH_ADJACENT_GAP)
             next = &vf->chunks[vf->by_start[ci]];
         if (!next || vf->want_col[next->col] || vf->filter_col[next->col])
             continue;

@@ -68,3 +68,9 @@ uint32_t page_map_remote_load(const view_env *env, uint64_t file_ino, const obje
     object_ref_free(&b);
     return kept;
 }
+
+void page_map_prebuilt_load(const view_env *env, const object_ref *o, uint64_t file_ino, const sv_cancel *tok)
+{
+    if (page_map_cache_claim_bundle(env->page_maps, o) && page_map_cache_load_dir_bundle(env->page_maps, o) == 0)
+        page_map_remote_load(env, file_ino, o, tok);
+}

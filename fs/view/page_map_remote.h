@@ -28,4 +28,12 @@ void page_map_remote_shard(const char *name, char out[PAGE_MAP_REMOTE_SHARD_LEN 
  * or when tok fires first). Listings it needs are cached like any other. */
 uint32_t page_map_remote_load(const view_env *env, uint64_t file_ino, const object_ref *o, const sv_cancel *tok);
 
+/* Maps built ahead of time (`sievefs index`) for version o (plain inode
+ * file_ino), looked for once per version (page_map_cache_claim_bundle): in
+ * the cache directory, else in S3 (page_map_remote_load). The view's
+ * selection calls it while its own fetches are in flight, when a chunk the
+ * hint wants would walk its headers, so the lookup's round trips overlap
+ * them; the header walk calls it otherwise. */
+void page_map_prebuilt_load(const view_env *env, const object_ref *o, uint64_t file_ino, const sv_cancel *tok);
+
 #endif

@@ -7,7 +7,6 @@
 #include "column_resolve.h"
 #include "header_walk.h"
 #include "log.h"
-#include "page_map_cache.h"
 #include "page_map_remote.h"
 #include "predicate.h"
 #include "selection.h"
@@ -98,6 +97,23 @@ static int cmp_chunk_start(const void *a, const void *b, void *ud)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/* Whether maps built ahead of time could serve vf now: the link allows
+ * partial reads and a chunk the hint wants (not a filter column) would walk
+ * its headers. filter_col and want_col are fixed once the file is
+ * prepared; chunks' own state is not read (this runs without vf->lock). */
+static bool prebuilt_maps_may_help(const view_env *env, const view_file *vf, uint64_t size)
+{
+    conn_profile prof;
+    if (env->request_cost_override < 0 && !link_profile_get(env->profile, &prof))
+        return false; /* no partial reads (yet): left to the planner, which may have a profile by then */
+    const pq_file_meta *m = vf->meta;
+    for (uint32_t g = 0; g < m->n_row_groups; g++)
+        for (uint32_t c = 0; c < m->n_leaves; c++)
+            if (vf->want_col[c] && !vf->filter_col[c] && view_chunk_wants_header_walk(m, g, c, size))
+                return true;
+    return false;
+}
+
 /* The selection of every row group: the predicate's rows (evaluated on the
  * filter columns) intersected with the hint's rows for this file. */
 static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
@@ -111,7 +127,8 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         selection_ahead_init(&ahead, env->plain->io, &pf->obj, m, b);
     /* With the filter chunks on their way: the round trips of the lookup
      * overlap their transfer, instead of following the selection. */
-    view_file_load_prebuilt_maps(env, vf, &pf->obj, tok);
+    if (prebuilt_maps_may_help(env, vf, pf->obj.size))
+        page_map_prebuilt_load(env, &pf->obj, vf->base_ino, tok);
     int rc = 0;
     for (uint32_t g = 0; g < m->n_row_groups && rc == 0; g++) {
         int64_t n = m->row_groups[g].num_rows;
@@ -221,24 +238,6 @@ bool view_chunk_wants_header_walk(const pq_file_meta *m, uint32_t rg, uint32_t c
         return false;
     pq_column_ctx ctx = pq_column_ctx_of(m, rg, col);
     return pq_page_map_single_page_ruled_out(&ctx) != NULL;
-}
-
-void view_file_load_prebuilt_maps(const view_env *env, const view_file *vf, const object_ref *o,
-                                  const sv_cancel *tok)
-{
-    conn_profile prof;
-    if (env->request_cost_override < 0 && !link_profile_get(env->profile, &prof))
-        return; /* no partial reads (yet): left to the planner, which may have a profile by then */
-    /* filter_col and want_col are fixed once the file is prepared; chunks'
-     * own state is not read here (this runs without vf->lock). */
-    const pq_file_meta *m = vf->meta;
-    bool wanted = false;
-    for (uint32_t g = 0; g < m->n_row_groups && !wanted; g++)
-        for (uint32_t c = 0; c < m->n_leaves && !wanted; c++)
-            wanted = vf->want_col[c] && !vf->filter_col[c] && view_chunk_wants_header_walk(m, g, c, o->size);
-    if (wanted && page_map_cache_claim_bundle(env->page_maps, o) &&
-        page_map_cache_load_dir_bundle(env->page_maps, o) == 0)
-        page_map_remote_load(env, vf->base_ino, o, tok);
 }
 
 bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t size)

@@ -117,15 +117,6 @@ bool view_chunk_has_offset_index(const pq_column_chunk *cc, uint64_t size);
  * flat, no OffsetIndex, and its metadata rules out the one-page prediction. */
 bool view_chunk_wants_header_walk(const pq_file_meta *m, uint32_t rg, uint32_t col, uint64_t size);
 
-/* Maps built ahead of time (`sievefs index`) for version o of VF_READY file
- * vf, when a chunk the hint wants (not a filter column) would walk its
- * headers and the link allows partial reads: looked for once per version,
- * in the cache directory, else next to the table in S3. The selection calls
- * it while its own fetches are in flight, so the lookup's round trips
- * overlap them. */
-void view_file_load_prebuilt_maps(const view_env *env, const view_file *vf, const object_ref *o,
-                                  const sv_cancel *tok);
-
 /* Evaluate the selection of a VF_READY file: SEL_DONE, or VF_REAL with
  * why_real when it failed or tok gave up on it (every byte served until then
  * was real: nothing sieved waits for it). Called with vf->lock held; may
