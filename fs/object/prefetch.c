@@ -76,7 +76,7 @@ static read_stream *stream_slot(read_pattern *p)
     for (size_t i = 1; i < READ_STREAMS && s->next != 0; i++)
         if (p->streams[i].next == 0 || p->streams[i].last_use < s->last_use)
             s = &p->streams[i];
-    *s = (read_stream){.chunk = SIZE_MAX, .entered_chunk = SIZE_MAX};
+    *s = (read_stream){.chunk = SIZE_MAX, .entered_chunk = SIZE_MAX, .reached = SIZE_MAX};
     return s;
 }
 
@@ -151,6 +151,33 @@ static void mark_columns_left_unread(const parquet_layout *layout, read_pattern 
     }
 }
 
+/* Speculation: budget bytes from at, through chunk j and the chunks
+ * adjacent after it, as far as one whose column is known to be read (a
+ * stream entering it fetches it whole), known to be skipped, or already
+ * fetched. The range to fetch goes to *from, *to (empty: equal). Called
+ * with p->lock held. */
+static void speculate(const parquet_layout *layout, const read_pattern *p, const read_stream *s, size_t j,
+                      uint64_t at, uint64_t budget, uint64_t *from, uint64_t *to)
+{
+    *from = *to = 0;
+    for (size_t k = j; budget > 0 && k < j + SPECULATED_CHUNKS && k < layout->n_chunks &&
+                       (k > j ? chunk_adjacent(layout, k) : at > layout->chunks[k].start || chunk_adjacent(layout, k)) &&
+                       !column_known(layout, p, k) && !column_skipped(layout, p, k) && !p->chunk_fetched[k];
+         k++) {
+        const byte_span *nx = &layout->chunks[k];
+        const uint64_t start = at > nx->start ? at : nx->start;
+        if (start >= nx->end)
+            continue;
+        const uint64_t part = nx->end - start < budget ? nx->end - start : budget;
+        if (*to == 0)
+            *from = s->ahead_to > start ? s->ahead_to : start;
+        *to = start + part;
+        budget -= part;
+    }
+    if (*to < *from)
+        *to = *from;
+}
+
 bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
                             const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size)
 {
@@ -189,16 +216,37 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
                     if (layout->column[k] < p->n_columns)
                         p->column_skipped[layout->column[k]] = 1;
             s->entered_chunk = idx; /* entered by running on from another chunk */
-            s->entered_at = from;
             s->proven = column_known(layout, p, idx);
         }
-        if (s->entered_chunk == idx && end >= s->entered_at + prefetch_continuation_proof(cfg)) {
+        /* Readahead reaches at most the proof past the reader's last byte,
+         * which, for a reader that reads nothing of this chunk, is before
+         * its start. */
+        if (s->entered_chunk == idx && end >= c->start + prefetch_continuation_proof(cfg)) {
             s->proven = true;
             if (!p->shared_confirmed && chunk_adjacent(layout, idx) && follows_shared(layout, p, idx))
                 p->shared_confirmed = true;
+        } else if (!s->proven && s->reached != SIZE_MAX && end > prefetch_continuation_proof(cfg)) {
+            /* Chunks smaller than the proof: the reader is at least at
+             * end - proof. Once that is in a chunk past the furthest one
+             * it was shown to read, it reads on through small chunks one
+             * after the other: its column is read, and the proof's worth
+             * of bytes past what the kernel asked for is fetched ahead. */
+            size_t r;
+            if (parquet_layout_chunk_at(layout, end - prefetch_continuation_proof(cfg), &r) && r > s->reached &&
+                r < idx) {
+                column_mark_read(layout, p, r);
+                s->reached = r;
+                speculate(layout, p, s, idx, end, prefetch_continuation_proof(cfg), &spec_from, &spec_to);
+                if (spec_to > spec_from + object_io_block_size(io))
+                    s->ahead_to = spec_to;
+                else
+                    spec_to = spec_from;
+            }
         }
     }
     if (s->proven) {
+        if (s->reached == SIZE_MAX || s->reached < idx)
+            s->reached = idx;
         column_mark_read(layout, p, idx);
         if (!p->chunk_fetched[idx]) {
             p->chunk_fetched[idx] = 1;
@@ -224,16 +272,13 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * keeps several chunks in flight once its streak is long. */
         mark_columns_left_unread(layout, p, s);
         uint64_t budget = s->streak / SPECULATION_SHARE;
-        for (size_t k = j; budget > 0 && k < j + SPECULATED_CHUNKS && chunk_adjacent(layout, k) &&
-                           !column_known(layout, p, k) && !column_skipped(layout, p, k) && !p->chunk_fetched[k];
-             k++) {
-            const byte_span *nx = &layout->chunks[k];
-            uint64_t part = nx->end - nx->start < budget ? nx->end - nx->start : budget;
-            if (k == j)
-                spec_from = s->ahead_to > nx->start ? s->ahead_to : nx->start;
-            spec_to = nx->start + part;
-            budget -= part;
-        }
+        /* Once the reader reaches the end of the run, the kernel reads
+         * ahead into the next chunk whether or not the reader wants it:
+         * fetched now, with the run, it costs no extra bytes and saves the
+         * reader a round trip before it can read on into that chunk. */
+        if (budget < prefetch_continuation_proof(cfg))
+            budget = prefetch_continuation_proof(cfg);
+        speculate(layout, p, s, j, 0, budget, &spec_from, &spec_to);
         if (spec_to > spec_from + object_io_block_size(io))
             s->ahead_to = spec_to;
         else

@@ -12,11 +12,18 @@
  *    reads fetches the run of adjacent chunks after it whose columns were
  *    read (up to max_window), so a reader's long read across many chunks
  *    waits for one round trip, not one per chunk.
- *  - Speculation: past them, a stream fetches 1/20 of its streak, spread
- *    over the following chunks whose columns are neither known to be read
- *    nor known to be skipped (the reader jumped over a chunk of it, or left
- *    a row group before it), so a reader stopping there costs at most 5 %
- *    extra bytes, and only until its pattern is known.
+ *  - Speculation: past them, a stream fetches 1/20 of its streak, and at
+ *    least the proof (what the kernel's readahead asks for past the run's
+ *    end whether or not the reader wants it), spread over the following
+ *    chunks whose columns are neither known to be read nor known to be
+ *    skipped (the reader jumped over a chunk of it, or left a row group
+ *    before it). The reader that reads on into the next chunk then waits
+ *    one round trip for it, not two, and one stopping there has caused at
+ *    most 5 % extra bytes or the proof, only until its pattern is known.
+ *  - Chunks smaller than the proof are never proven by reads past their
+ *    own start: once a stream's reads are the proof past the start of a
+ *    chunk it ran on into, the reader reads on through them, and each read
+ *    fetches the proof's worth of bytes past it.
  *  - Across files: a file's columns read are shared with the other files
  *    of its table (column_memory.h). Once this file's reads have followed
  *    them (the reader went on from one shared column's chunk into the
@@ -62,7 +69,7 @@ typedef struct {
     uint64_t last_use;    /* read_pattern.clock at its latest read */
     size_t chunk;         /* chunk of its previous read, or SIZE_MAX */
     size_t entered_chunk; /* chunk it ran on into, or SIZE_MAX */
-    uint64_t entered_at;  /* where it entered it */
+    size_t reached;       /* furthest chunk the reader is shown to read in it, or SIZE_MAX */
     bool proven;          /* its current chunk counts as read by the reader */
     uint64_t streak;      /* bytes it has read without a jump */
     uint64_t ahead_to;    /* end of what it has speculated past its chunk */

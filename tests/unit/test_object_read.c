@@ -277,6 +277,15 @@ Test(object_read, a_fetch_another_reader_waits_for_is_kept)
     object_ref_free(&o);
 }
 
+/* What a stream speculates past the chunks it reads: 1/20 of its streak,
+ * and at least what the kernel's readahead can ask for past a chunk's end
+ * (the proof), which is fetched with the chunk. */
+static uint64_t speculation(const prefetch_config *cfg, uint64_t streak)
+{
+    const uint64_t proof = prefetch_continuation_proof(cfg);
+    return streak / 20 > proof ? streak / 20 : proof;
+}
+
 /* Bytes the store has sent since before. */
 static uint64_t fetched_since(uint64_t before)
 {
@@ -286,7 +295,8 @@ static uint64_t fetched_since(uint64_t before)
 /* A reader that reads chunk 0 to its end, and the kernel's readahead running
  * on up to twice its window into chunk 1: chunk 1 is not fetched whole until
  * the reads go further into it than readahead can; only its start is
- * speculated, 1/20 of the stream's bytes. */
+ * fetched ahead: what readahead can ask for past chunk 0's end, or 1/20
+ * of the stream's bytes if more. */
 Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
 {
     object_ref o = ref_of("obj", 109);
@@ -304,7 +314,7 @@ Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
     mem_store_drain(m);
     const uint64_t speculated = fetched_since(before) - (1u << 20);
     cr_assert_geq(fetched_since(before), 1u << 20, "chunk 0 whole");
-    cr_assert_leq(speculated, streak / 20 + BS, "chunk 0, and of chunk 1 its speculated start only: %llu",
+    cr_assert_leq(speculated, speculation(&cfg, streak) + BS, "chunk 0, and of chunk 1 its speculated start only: %llu",
                   (unsigned long long)speculated);
     /* One read further: the reader reads chunk 1, the rest of which is fetched. */
     const uint64_t off = (1u << 20) + 2 * ra;
@@ -312,11 +322,52 @@ Test(object_read, kernel_readahead_past_a_chunk_does_not_fetch_the_next)
     mem_store_drain(m);
     streak += step;
     cr_assert_geq(fetched_since(before), (2u << 20) - 2 * ra + speculated);
-    cr_assert_leq(fetched_since(before), (2u << 20) - 2 * ra + speculated + streak / 20 + BS,
+    cr_assert_leq(fetched_since(before), (2u << 20) - 2 * ra + speculated + speculation(&cfg, streak) + BS,
                   "of chunk 2, its speculated start only");
     /* Without a configured window, the kernel's default (128 KiB) is assumed. */
     prefetch_config dflt = {0};
     cr_assert_eq(prefetch_continuation_proof(&dflt), 2 * (128u << 10) + 4096);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
+/* A reader reading on through chunks smaller than the proof (DuckDB's
+ * small columns, one chunk after the other): no chunk is ever proven by
+ * reads past its own start, yet the reader is shown to read on once its
+ * reads are the proof past a chunk it ran on into. From then on each read
+ * has the proof's worth of bytes past it on the way, so the reader's next
+ * read does not wait a round trip; and no more than that. */
+Test(object_read, a_reader_running_through_small_chunks_has_its_next_reads_on_the_way)
+{
+    enum { CHUNKS = 16 };
+    object_ref o = ref_of("obj", 113);
+    const uint64_t q = 64u << 10, ra = 32u << 10;
+    byte_span spans[CHUNKS];
+    uint32_t cols[CHUNKS];
+    for (size_t i = 0; i < CHUNKS; i++) {
+        spans[i] = (byte_span){i * q, (i + 1) * q};
+        cols[i] = (uint32_t)i;
+    }
+    parquet_layout l = {.chunks = spans, .n_chunks = CHUNKS, .column = cols, .n_columns = CHUNKS};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    const uint64_t proof = prefetch_continuation_proof(&cfg);
+    cr_assert_gt(proof, q, "the chunks are smaller than the proof");
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    for (uint64_t d = 0; d + ra <= (CHUNKS - 2) * q; d += ra) {
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+        mem_store_drain(m);
+        if (d < 4 * q)
+            continue;
+        /* Everything fetched is one run from 0: its length is how far
+         * ahead of the reader the bytes are. */
+        cr_assert_geq(fetched_since(before), d + 2 * ra, "at %llu the next read is on its way: %llu",
+                      (unsigned long long)d, (unsigned long long)fetched_since(before));
+        cr_assert_leq(fetched_since(before), d + ra + proof + BS, "at %llu at most the proof ahead: %llu",
+                      (unsigned long long)d, (unsigned long long)fetched_since(before));
+    }
+    cr_assert(rp.column_read[8], "a column read through counts as read");
     read_pattern_destroy(&rp);
     object_ref_free(&o);
 }
@@ -342,14 +393,14 @@ Test(object_read, interleaved_readers_each_keep_their_stream)
     mem_store_drain(m);
     const uint64_t streak = q + 2 * ra;
     cr_assert_geq(fetched_since(before), 2 * q, "chunks 0 and 2 whole");
-    cr_assert_leq(fetched_since(before) - 2 * q, 2 * (streak / 20 + BS), "of chunks 1 and 3 the starts only: %llu",
+    cr_assert_leq(fetched_since(before) - 2 * q, 2 * (speculation(&cfg, streak) + BS), "of chunks 1 and 3 the starts only: %llu",
                   (unsigned long long)(fetched_since(before) - 2 * q));
     /* The first thread reads on past what readahead reaches: chunk 1 is read,
      * and the rest of it fetched. */
     cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q + 2 * ra, (size_t)ra));
     mem_store_drain(m);
     cr_assert_geq(fetched_since(before), 2 * q + (q - 2 * ra));
-    cr_assert_leq(fetched_since(before), 3 * q + streak / 20 + BS, "chunk 3: its start only");
+    cr_assert_leq(fetched_since(before), 3 * q + speculation(&cfg, streak) + BS, "chunk 3: its start only");
     read_pattern_destroy(&rp);
     object_ref_free(&o);
 }
@@ -376,7 +427,7 @@ Test(object_read, column_pattern_fetches_a_row_groups_read_columns_at_once)
     /* Column 1 is fetched from where the reads proved it (before that, the
      * reader's own reads fetch what they need). */
     cr_assert_geq(fetched_since(before), 2 * q - 2 * ra);
-    cr_assert_leq(fetched_since(before), 2 * q + (2 * q) / 20 + BS, "column 2: its start only");
+    cr_assert_leq(fetched_since(before), 2 * q + speculation(&cfg, 2 * q) + BS, "column 2: its start only");
     uint64_t mid = fetched_since(before);
     /* The reader jumps to row group 1 (over column 2 of row group 0): one
      * read, and both chunks it will read are on their way. */
@@ -430,7 +481,7 @@ Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped
     const uint64_t streak = READ * q;
     cr_assert_gt(g0, READ * q + q, "speculation spans more than the next chunk: %llu",
                  (unsigned long long)g0);
-    cr_assert_leq(g0, READ * q + streak / 20 + BS, "at most 1/20 of the streak: %llu", (unsigned long long)g0);
+    cr_assert_leq(g0, READ * q + speculation(&cfg, streak) + BS, "at most 1/20 of the streak: %llu", (unsigned long long)g0);
     /* Row group 3: its 40 columns at once, and nothing of column 40. */
     const uint64_t g3 = fetched_before_group[4] - fetched_before_group[3];
     cr_assert_eq(g3, READ * q, "row group 3: columns 0-39 only: %llu", (unsigned long long)g3);
@@ -445,7 +496,7 @@ Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped
  * speculated start of it. */
 Test(object_read, a_tables_columns_read_carry_over_to_its_next_file)
 {
-    const uint64_t q = 512u << 10, ra = 128u << 10;
+    const uint64_t q = 768u << 10, ra = 128u << 10;
     byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, 4 * q}};
     uint32_t cols[] = {0, 1, 2, 3};
     parquet_layout l = {.chunks = spans, .n_chunks = 4, .column = cols, .n_columns = 4};
@@ -477,10 +528,10 @@ Test(object_read, a_tables_columns_read_carry_over_to_its_next_file)
         object_ref_free(&b);
     }
     const uint64_t streak = q + prefetch_continuation_proof(&cfg) + ra;
-    cr_expect_leq(got[0], 2 * q + streak / 20 + BS, "alone: columns 0 and 1, of column 2 a start: %llu",
+    cr_expect_leq(got[0], 2 * q + speculation(&cfg, streak) + BS, "alone: columns 0 and 1, of column 2 a start: %llu",
                   (unsigned long long)got[0]);
     cr_expect_geq(got[1], 3 * q - 2 * ra, "shared: column 2 whole as well: %llu", (unsigned long long)got[1]);
-    cr_expect_leq(got[1], 3 * q + streak / 20 + BS, "and of column 3 a start only: %llu", (unsigned long long)got[1]);
+    cr_expect_leq(got[1], 3 * q + speculation(&cfg, streak) + BS, "and of column 3 a start only: %llu", (unsigned long long)got[1]);
     /* Another table (key) starts empty. */
     column_set *other = column_memory_get(cm, 43, 4);
     cr_assert(other && !column_set_has(other, 0));

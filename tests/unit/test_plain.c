@@ -14,6 +14,7 @@
 #include "plain.h"
 
 #define BS 256u
+#define READAHEAD 4096u /* the fixture's chunks are a few KiB */
 #define SV_MAX_TEST_IOV 512
 
 static mem_store *m;
@@ -48,7 +49,7 @@ static void setup(void)
         .file_attr_timeout_s = 3600,
         .delta_log_attr_timeout_s = 1,
         .dir_attr_timeout_s = 10,
-        .prefetch = {.min_streak = 8u << 10, .max_window = 16u << 10},
+        .prefetch = {.min_streak = 8u << 10, .max_window = 16u << 10, .kernel_readahead = READAHEAD},
     };
     p = plain_fs_create(mem_store_base(m), &stats, &cfg);
     cr_assert_not_null(p);
@@ -136,6 +137,8 @@ Test(plain, a_footer_per_version_however_many_opens)
     plain_file_close(p, &f2);
 }
 
+/* A read into a chunk fetches that chunk, and of the next only what the
+ * kernel's readahead can ask for once the reader reaches the chunk's end. */
 Test(plain, a_read_into_a_chunk_fetches_that_chunk_and_no_other)
 {
     plain_file f;
@@ -148,7 +151,9 @@ Test(plain, a_read_into_a_chunk_fetches_that_chunk_and_no_other)
     uint64_t fetched = reader_read(&f, pq, c.start, 64);
     uint64_t chunk_blocks = (c.end + BS - 1) / BS - c.start / BS;
     cr_assert_geq(fetched, (chunk_blocks - 1) * BS, "the rest of the chunk: %llu", (unsigned long long)fetched);
-    cr_assert_leq(fetched, (chunk_blocks + 1) * BS, "and nothing beyond it: %llu", (unsigned long long)fetched);
+    const prefetch_config pc = {.kernel_readahead = READAHEAD};
+    cr_assert_leq(fetched, (chunk_blocks + 1) * BS + prefetch_continuation_proof(&pc) + BS,
+                  "and of the next chunk its start only: %llu", (unsigned long long)fetched);
     cr_assert_eq(reader_read(&f, pq, c.start + 64, (size_t)(c.end - c.start - 64)), 0, "the chunk is cached");
     /* Reads that merely run on into the next chunk do not fetch it whole. */
     const byte_span d = l->chunks[2];
