@@ -9,6 +9,7 @@
 #define SPECULATED_CHUNKS 64 /* chunks one read may start fetching ahead */
 #define SPECULATION_SHARE 20 /* a stream speculates 1/20 of its streak into unread columns */
 #define STREAM_ENDED_AFTER (16u << 20) /* a stream others have read this far past has ended */
+#define LONG_RUN_CHUNKS 3 /* a stream that has read this many chunks in a row reads on */
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
 {
@@ -76,7 +77,7 @@ static read_stream *stream_slot(read_pattern *p)
     for (size_t i = 1; i < READ_STREAMS && s->next != 0; i++)
         if (p->streams[i].next == 0 || p->streams[i].last_use < s->last_use)
             s = &p->streams[i];
-    *s = (read_stream){.chunk = SIZE_MAX, .entered_chunk = SIZE_MAX, .reached = SIZE_MAX};
+    *s = (read_stream){.chunk = SIZE_MAX, .entered_chunk = SIZE_MAX, .reached = SIZE_MAX, .run_start = SIZE_MAX};
     return s;
 }
 
@@ -202,6 +203,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
         s = stream_slot(p);
     if (!continues) {
         s->proven = true; /* a jump into a chunk is the reader's own */
+        s->run_start = idx;
         s->streak = size;
         /* Jumping to a chunk's start skips the chunk before it. */
         if (chunk_adjacent(layout, idx) && from < c->start + CONTINUATION_TOLERANCE && p->column_skipped &&
@@ -278,6 +280,17 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * reader a round trip before it can read on into that chunk. */
         if (budget < prefetch_continuation_proof(cfg))
             budget = prefetch_continuation_proof(cfg);
+        /* A reader that has read LONG_RUN_CHUNKS chunks in a row in one
+         * read (DuckDB and pyarrow read each run of adjacent columns they
+         * project as one read) reads on into the next: it comes whole, if
+         * no larger than what the stream has read, so a long run waits one
+         * round trip per two chunks at most, and a run ending there has
+         * cost at most one chunk. */
+        if (s->run_start != SIZE_MAX && idx + 1 >= s->run_start + LONG_RUN_CHUNKS && j < layout->n_chunks) {
+            const uint64_t next = layout->chunks[j].end - layout->chunks[j].start;
+            if (next <= s->streak && budget < next + prefetch_continuation_proof(cfg))
+                budget = next + prefetch_continuation_proof(cfg);
+        }
         speculate(layout, p, s, j, 0, budget, &spec_from, &spec_to);
         if (spec_to > spec_from + object_io_block_size(io))
             s->ahead_to = spec_to;

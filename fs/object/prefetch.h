@@ -20,6 +20,9 @@
  *    before it). The reader that reads on into the next chunk then waits
  *    one round trip for it, not two, and one stopping there has caused at
  *    most 5 % extra bytes or the proof, only until its pattern is known.
+ *  - Long runs: a stream that has read three chunks in a row (readers
+ *    read a run of adjacent projected columns as one read) fetches the
+ *    next whole, if no larger than what it has read.
  *  - Chunks smaller than the proof are never proven by reads past their
  *    own start: once a stream's reads are the proof past the start of a
  *    chunk it ran on into, the reader reads on through them, and each read
@@ -69,6 +72,7 @@ typedef struct {
     uint64_t last_use;    /* read_pattern.clock at its latest read */
     size_t chunk;         /* chunk of its previous read, or SIZE_MAX */
     size_t entered_chunk; /* chunk it ran on into, or SIZE_MAX */
+    size_t run_start;     /* chunk the stream jumped into, or SIZE_MAX */
     size_t reached;       /* furthest chunk the reader is shown to read in it, or SIZE_MAX */
     bool proven;          /* its current chunk counts as read by the reader */
     uint64_t streak;      /* bytes it has read without a jump */

@@ -372,6 +372,44 @@ Test(object_read, a_reader_running_through_small_chunks_has_its_next_reads_on_th
     object_ref_free(&o);
 }
 
+/* A reader that has read three chunks in a row in one stream reads on:
+ * once the third is proven, the fourth is fetched whole, unless it is
+ * larger than what the stream has read. Before that, only the proof of the
+ * next chunk comes with each. */
+Test(object_read, a_long_run_fetches_its_next_chunk_whole)
+{
+    object_ref o = ref_of("obj", 114);
+    const uint64_t q = 256u << 10, ra = 32u << 10;
+    /* chunks 0-3 of q, chunk 4 of 5q (larger than the streak), chunk 5 */
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, 4 * q}, {4 * q, 9 * q}, {9 * q, 10 * q}};
+    uint32_t cols[] = {0, 1, 2, 3, 4, 5};
+    parquet_layout l = {.chunks = spans, .n_chunks = 6, .column = cols, .n_columns = 6};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    const uint64_t proof = prefetch_continuation_proof(&cfg);
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    uint64_t d = 0;
+    for (; d < q + proof; d += ra) /* chunk 0, and into 1 as far as the proof */
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    cr_assert_geq(fetched_since(before), 2 * q + proof - BS, "chunks 0 and 1, and the proof of 2");
+    cr_assert_leq(fetched_since(before), 2 * q + proof + BS, "chunk 2 not whole: %llu",
+                  (unsigned long long)fetched_since(before));
+    for (; d < 2 * q + proof; d += ra) /* on into chunk 2 as far as the proof */
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    /* Chunk 2 is the third of the run: chunk 3 comes whole with it, and of
+     * chunk 4 (five times larger than what the stream has read) the proof
+     * only. */
+    cr_assert_geq(fetched_since(before), 4 * q + proof - BS, "chunk 3 whole: %llu",
+                  (unsigned long long)fetched_since(before));
+    cr_assert_leq(fetched_since(before), 4 * q + proof + BS, "chunk 4: its proof only: %llu",
+                  (unsigned long long)fetched_since(before));
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Two threads of a reader read chunks 0 and 2 at once, interleaved; each
  * one's readahead runs on into the chunk after it. Neither is mistaken for a
  * jump into a new chunk: chunks 1 and 3 are not fetched whole. */
