@@ -155,25 +155,36 @@ static void mark_columns_left_unread(const parquet_layout *layout, read_pattern 
 /* Speculation: budget bytes from at, through chunk j and the chunks
  * adjacent after it, as far as one whose column is known to be read (a
  * stream entering it fetches it whole), known to be skipped, or already
- * fetched. The range to fetch goes to *from, *to (empty: equal). Called
- * with p->lock held. */
+ * fetched. Of a chunk j that directly follows the stream's run (at == 0),
+ * the first reach bytes are taken even if its column is skipped: the
+ * kernel's readahead asks for about that much anyway, and a column wrongly
+ * taken for skipped (the one before a filter column a reader reads first)
+ * then costs its reader no extra round trip. The range to fetch goes to
+ * *from, *to (empty: equal). Called with p->lock held. */
 static void speculate(const parquet_layout *layout, const read_pattern *p, const read_stream *s, size_t j,
-                      uint64_t at, uint64_t budget, uint64_t *from, uint64_t *to)
+                      uint64_t at, uint64_t budget, uint64_t reach, uint64_t *from, uint64_t *to)
 {
     *from = *to = 0;
     for (size_t k = j; budget > 0 && k < j + SPECULATED_CHUNKS && k < layout->n_chunks &&
                        (k > j ? chunk_adjacent(layout, k) : at > layout->chunks[k].start || chunk_adjacent(layout, k)) &&
-                       !column_known(layout, p, k) && !column_skipped(layout, p, k) && !p->chunk_fetched[k];
+                       !column_known(layout, p, k) && !p->chunk_fetched[k];
          k++) {
+        const bool skipped = column_skipped(layout, p, k);
+        if (skipped && !(k == j && at == 0))
+            break;
         const byte_span *nx = &layout->chunks[k];
         const uint64_t start = at > nx->start ? at : nx->start;
         if (start >= nx->end)
             continue;
-        const uint64_t part = nx->end - start < budget ? nx->end - start : budget;
+        uint64_t part = nx->end - start < budget ? nx->end - start : budget;
+        if (skipped && part > reach)
+            part = reach;
         if (*to == 0)
             *from = s->ahead_to > start ? s->ahead_to : start;
         *to = start + part;
         budget -= part;
+        if (skipped)
+            break;
     }
     if (*to < *from)
         *to = *from;
@@ -238,7 +249,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
                 r < idx) {
                 column_mark_read(layout, p, r);
                 s->reached = r;
-                speculate(layout, p, s, idx, end, prefetch_continuation_proof(cfg), &spec_from, &spec_to);
+                speculate(layout, p, s, idx, end, prefetch_continuation_proof(cfg), 0, &spec_from, &spec_to);
                 if (spec_to > spec_from + object_io_block_size(io))
                     s->ahead_to = spec_to;
                 else
@@ -291,7 +302,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             if (next <= s->streak && budget < next + prefetch_continuation_proof(cfg))
                 budget = next + prefetch_continuation_proof(cfg);
         }
-        speculate(layout, p, s, j, 0, budget, &spec_from, &spec_to);
+        speculate(layout, p, s, j, 0, budget, prefetch_kernel_readahead(cfg), &spec_from, &spec_to);
         if (spec_to > spec_from + object_io_block_size(io))
             s->ahead_to = spec_to;
         else
