@@ -4,144 +4,42 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "decode.h"
-#include "page_map.h"
-#include "pq_value.h"
-#include "sv_grow.h"
+#include "chunk_values.h"
 
-/* Decode one filter column chunk of a row group into per-row values. BYTES
- * values are copied into *arena (pointers fixed up at the end). */
+/* One filter column chunk of a row group, decoded: a value and a null flag
+ * per row. */
 typedef struct {
-    pqv *values;
+    pq_chunk_values cv;
     uint8_t *nulls;
-    uint8_t *arena;
-    size_t arena_len, arena_cap;
 } col_vec;
 
 static void col_vec_free(col_vec *c)
 {
-    free(c->values);
+    pq_chunk_values_free(&c->cv);
     free(c->nulls);
-    free(c->arena);
 }
 
 static int decode_filter_chunk(const pq_file_meta *m, uint32_t rg, uint32_t leaf, const uint8_t *chunk,
                                size_t chunk_len, uint32_t nrows, col_vec *out, char *err, size_t errlen)
 {
-    const pq_leaf *lf = &m->leaves[leaf];
-    pqv_type t;
-    pqd_error derr;
-    if (pqv_type_from_leaf(lf, &t, &derr) != PQD_OK) {
-        snprintf(err, errlen, "column %s: %s", lf->path, derr.msg);
+    const pq_chunk_limits lim = {.max_entries = nrows, .max_value_bytes = SELECTION_MAX_FILTER_BYTES};
+    sv_error e;
+    if (m->leaves[leaf].max_rep > 0) {
+        snprintf(err, errlen, "column %s: a repeated column cannot be filtered on", m->leaves[leaf].path);
         return -1;
     }
-    pq_column_ctx ctx = pq_column_ctx_of(m, rg, leaf);
-    pq_page_map pm;
-    tc_error terr;
-    memset(&terr, 0, sizeof terr);
-    if (pq_page_map_from_chunk(&ctx, chunk, chunk_len, &pm, &terr) != TC_OK) {
-        snprintf(err, errlen, "column %s: %s", lf->path, terr.msg);
+    if (pq_chunk_values_decode(m, rg, leaf, chunk, chunk_len, nrows, &lim, &out->cv, &e) != 0) {
+        snprintf(err, errlen, "%s", e.msg);
         return -1;
     }
-    out->values = calloc(nrows ? nrows : 1, sizeof *out->values);
     out->nulls = calloc(nrows ? nrows : 1, 1);
-    pq_decoder *dec = pq_decoder_new(NULL);
-    pq_dictionary dict;
-    memset(&dict, 0, sizeof dict);
-    bool have_dict = false;
-    int rc = 0;
-    if (!out->values || !out->nulls || !dec) {
+    if (!out->nulls) {
         snprintf(err, errlen, "out of memory");
-        rc = -1;
+        return -1;
     }
-    pq_column_desc cd = {lf->type, lf->type_length, lf->max_def, lf->max_rep, ctx.chunk->codec};
-    uint32_t row = 0;
-    for (uint32_t i = 0; rc == 0 && i < pm.n_pages; i++) {
-        const pq_page *pg = &pm.pages[i];
-        uint64_t rel = pg->offset - pm.chunk_offset;
-        pq_page_header h;
-        size_t hlen = 0;
-        if (pq_page_header_parse(chunk + rel, pg->total_size, &h, &hlen, &terr) != TC_OK) {
-            snprintf(err, errlen, "column %s: %s", lf->path, terr.msg);
-            rc = -1;
-            break;
-        }
-        const uint8_t *body = chunk + rel + hlen;
-        size_t blen = pg->total_size - hlen;
-        if (h.type == PQ_PAGE_DICTIONARY) {
-            pq_dict_page_info di;
-            if (have_dict || pq_dict_page_info_from_header(&h, &di, &derr) != PQD_OK ||
-                pq_decode_dictionary(dec, &cd, &di, body, blen, &dict, &derr) != PQD_OK) {
-                snprintf(err, errlen, "column %s dictionary: %s", lf->path,
-                         have_dict ? "two dictionary pages" : derr.msg);
-                rc = -1;
-                break;
-            }
-            have_dict = true;
-            continue;
-        }
-        if (!pg->is_data)
-            continue;
-        pq_data_page_info info;
-        pq_page_values pv;
-        if (pq_data_page_info_from_header(&h, &info, &derr) != PQD_OK ||
-            pq_decode_data_page(dec, &cd, &info, body, blen, have_dict ? &dict : NULL, &pv, &derr) != PQD_OK) {
-            snprintf(err, errlen, "column %s page at %llu: %s", lf->path, (unsigned long long)pg->offset,
-                     derr.msg);
-            rc = -1;
-            break;
-        }
-        if (pv.num_values > nrows - row) {
-            snprintf(err, errlen, "column %s: more values than the row group's %u rows", lf->path, nrows);
-            rc = -1;
-            break;
-        }
-        uint32_t k = 0;
-        for (uint32_t e = 0; e < pv.num_values; e++, row++) {
-            if (pv.def_levels && pv.def_levels[e] < lf->max_def) {
-                out->nulls[row] = 1;
-                continue;
-            }
-            pqv val;
-            if (pqv_from_page(&t, &pv, k++, &val, &derr) != PQD_OK) {
-                snprintf(err, errlen, "column %s: %s", lf->path, derr.msg);
-                rc = -1;
-                break;
-            }
-            if (val.kind == PQV_BYTES) {
-                size_t need = out->arena_len + val.v.bytes.len;
-                if (need > SELECTION_MAX_FILTER_BYTES) {
-                    snprintf(err, errlen, "column %s: more than %llu bytes of values in a row group",
-                             lf->path, (unsigned long long)SELECTION_MAX_FILTER_BYTES);
-                    rc = -1;
-                    break;
-                }
-                if (!sv_grow((void **)&out->arena, &out->arena_cap, need, 1, 65536, SELECTION_MAX_FILTER_BYTES)) {
-                    snprintf(err, errlen, "out of memory");
-                    rc = -1;
-                    break;
-                }
-                if (val.v.bytes.len)
-                    memcpy(out->arena + out->arena_len, val.v.bytes.ptr, val.v.bytes.len);
-                val.v.bytes.ptr = (const uint8_t *)(uintptr_t)out->arena_len; /* fixed up below */
-                out->arena_len = need;
-            }
-            out->values[row] = val;
-        }
-    }
-    if (rc == 0 && row != nrows) {
-        snprintf(err, errlen, "column %s: %u values for %u rows", lf->path, row, nrows);
-        rc = -1;
-    }
-    if (rc == 0 && t.kind == PQV_BYTES)
-        for (uint32_t r = 0; r < nrows; r++)
-            if (!out->nulls[r])
-                out->values[r].v.bytes.ptr = out->arena + (uintptr_t)out->values[r].v.bytes.ptr;
-    if (have_dict)
-        pq_dictionary_free(&dict);
-    pq_decoder_free(dec);
-    pq_page_map_free(&pm);
-    return rc;
+    for (uint32_t r = 0; r < nrows; r++)
+        out->nulls[r] = !pq_chunk_has_value(&out->cv, r);
+    return 0;
 }
 
 typedef struct {
@@ -225,7 +123,7 @@ int selection_of_row_group(object_io *io, const object_ref *o, const pq_file_met
         }
         free(buf);
         pc[i].is_null = cols ? cols[i].nulls : NULL;
-        pc[i].values = cols ? cols[i].values : NULL;
+        pc[i].values = cols ? cols[i].cv.values : NULL;
     }
     if (rc == 0) {
         pred_error perr;
