@@ -44,7 +44,54 @@ typedef struct {
     pred_error *err;
     uint32_t *name_col;  /* per name: bound column, or NONE until first use */
     pq_column_resolver *columns; /* built at the first name resolved */
+    const pred_constant *k;      /* names bound to constants (pred_bind_constants) */
+    size_t nk;
 } binder;
+
+/* The constant a name binds to (exactly, else ignoring case when only one
+ * does), or NULL. */
+static const pred_constant *find_constant(const binder *B, const char *s)
+{
+    const pred_constant *folded = NULL;
+    size_t n_folded = 0;
+    for (size_t i = 0; i < B->nk; i++) {
+        if (strcmp(B->k[i].name, s) == 0)
+            return &B->k[i];
+        if (strcasecmp(B->k[i].name, s) == 0) {
+            folded = &B->k[i];
+            n_folded++;
+        }
+    }
+    return n_folded == 1 ? folded : NULL;
+}
+
+/* A bound column for constant k (reused when another name spelled it). */
+static pred_status use_constant(binder *B, uint32_t name, const pred_constant *k, uint32_t *col)
+{
+    pred_bound *b = B->b;
+    for (uint32_t i = 0; i < b->ncols; i++) {
+        if (b->cols[i].constant && strcmp(b->cols[i].path, k->name) == 0) {
+            *col = B->name_col[name] = i;
+            return PRED_OK;
+        }
+    }
+    if (!PRED_GROW(b->cols, b->cap_cols, b->ncols + 1))
+        return pred_nomem(B->err);
+    bcol *c = &b->cols[b->ncols];
+    memset(c, 0, sizeof *c);
+    c->leaf = NONE;
+    c->type = k->type;
+    c->typed = true;
+    c->order_defined = true;
+    c->constant = true;
+    c->const_null = k->is_null;
+    c->const_value = k->value;
+    c->path = strdup(k->name);
+    if (!c->path)
+        return pred_nomem(B->err);
+    *col = B->name_col[name] = b->ncols++;
+    return PRED_OK;
+}
 
 /* The leaf a name resolves to (column_resolve.h). */
 static pred_status find_leaf(binder *B, uint32_t name, uint32_t *leaf)
@@ -77,6 +124,9 @@ static pred_status use_column(binder *B, uint32_t name, size_t pos, uint32_t *co
         *col = B->name_col[name];
         return PRED_OK;
     }
+    const pred_constant *k = find_constant(B, B->e->names[name].s);
+    if (k)
+        return use_constant(B, name, k, col);
     uint32_t leaf = 0;
     pred_status st = find_leaf(B, name, &leaf);
     if (st != PRED_OK)
@@ -89,7 +139,7 @@ static pred_status use_column(binder *B, uint32_t name, size_t pos, uint32_t *co
                             L->path);
     pred_bound *b = B->b;
     for (uint32_t i = 0; i < b->ncols; i++) {
-        if (b->cols[i].leaf == leaf) {
+        if (!b->cols[i].constant && b->cols[i].leaf == leaf) {
             *col = B->name_col[name] = i; /* another spelling of a column in use */
             return PRED_OK;
         }
@@ -487,14 +537,143 @@ static pred_status bind_node(binder *B, uint32_t pi, uint32_t *out, uint32_t *he
     }
 }
 
-pred_status pred_bind(const pred_expr *e, const pq_file_meta *m, pred_bound **out,
-                      pred_error *err)
+/* ---------------- constants: decided at bind time ---------------- */
+
+/* Decide every leaf node on a constant column, then simplify the tree from
+ * node ni up: AND with a FALSE child is FALSE, OR with a TRUE child TRUE,
+ * children that cannot change the result (TRUE under AND, FALSE under OR)
+ * are dropped, NOT of a constant is a constant. */
+static pred_status fold(binder *B, uint32_t ni)
+{
+    pred_bound *b = B->b;
+    bnode *nd = &b->nodes[ni];
+    switch ((bkind)nd->kind) {
+    case B_AND:
+    case B_OR: {
+        const uint8_t absorbing = nd->kind == B_AND ? TF : TT, identity = nd->kind == B_AND ? TT : TF;
+        uint32_t prev = NONE;
+        for (uint32_t c = nd->child; c != NONE;) {
+            pred_status st = fold(B, c);
+            if (st != PRED_OK)
+                return st;
+            nd = &b->nodes[ni];
+            const bnode *cn = &b->nodes[c];
+            const uint32_t next = cn->next;
+            if (cn->kind == B_CONST && cn->op == absorbing) {
+                nd->kind = B_CONST;
+                nd->op = absorbing;
+                nd->child = NONE;
+                return PRED_OK;
+            }
+            if (cn->kind == B_CONST && cn->op == identity) { /* unlink c */
+                if (prev == NONE)
+                    nd->child = next;
+                else
+                    b->nodes[prev].next = next;
+            } else {
+                prev = c;
+            }
+            c = next;
+        }
+        if (nd->child == NONE) { /* every child dropped */
+            nd->kind = B_CONST;
+            nd->op = identity;
+        } else if (b->nodes[nd->child].next == NONE && b->nodes[nd->child].kind == B_CONST) {
+            nd->op = b->nodes[nd->child].op; /* one constant child left (NULL) */
+            nd->kind = B_CONST;
+            nd->child = NONE;
+        }
+        return PRED_OK;
+    }
+    case B_NOT: {
+        pred_status st = fold(B, nd->child);
+        if (st != PRED_OK)
+            return st;
+        nd = &b->nodes[ni];
+        if (b->nodes[nd->child].kind == B_CONST) {
+            nd->op = (uint8_t)(TT - b->nodes[nd->child].op);
+            nd->kind = B_CONST;
+            nd->child = NONE;
+        }
+        return PRED_OK;
+    }
+    case B_CONST:
+        return PRED_OK;
+    default: {
+        if (nd->col == NONE || !b->cols[nd->col].constant)
+            return PRED_OK;
+        const bcol *c = &b->cols[nd->col];
+        uint8_t tri;
+        if (!pred_eval_leaf_row(b, ni, c->const_null ? NULL : &c->const_value, &tri))
+            return pred_nomem(B->err);
+        nd = &b->nodes[ni];
+        nd->kind = B_CONST;
+        nd->op = tri;
+        nd->col = NONE;
+        return PRED_OK;
+    }
+    }
+}
+
+/* Mark the columns the tree under ni reads. */
+static void mark_used(const pred_bound *b, uint32_t ni, uint8_t *used)
+{
+    for (; ni != NONE; ni = b->nodes[ni].next) {
+        const bnode *nd = &b->nodes[ni];
+        if (nd->col != NONE)
+            used[nd->col] = 1;
+        if (nd->child != NONE)
+            mark_used(b, nd->child, used);
+        if (ni == b->root)
+            break; /* the root has no siblings */
+    }
+}
+
+/* Drop the columns no node reads any more (the constants, and columns of
+ * conditions a constant decided), renumbering the others. */
+static pred_status drop_unused_columns(binder *B)
+{
+    pred_bound *b = B->b;
+    uint8_t *used = calloc(b->ncols ? b->ncols : 1, 1);
+    uint32_t *renum = malloc((b->ncols ? b->ncols : 1) * sizeof *renum);
+    if (!used || !renum) {
+        free(used);
+        free(renum);
+        return pred_nomem(B->err);
+    }
+    mark_used(b, b->root, used);
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < b->ncols; i++) {
+        renum[i] = used[i] ? k : NONE;
+        if (!used[i]) {
+            free(b->cols[i].path);
+            continue;
+        }
+        b->cols[k++] = b->cols[i];
+    }
+    for (uint32_t n = 0; n < b->n_nodes; n++)
+        if (b->nodes[n].col != NONE)
+            b->nodes[n].col = renum[b->nodes[n].col];
+    b->ncols = k;
+    free(used);
+    free(renum);
+    return PRED_OK;
+}
+
+pred_truth pred_bound_truth(const pred_bound *b)
+{
+    const bnode *r = &b->nodes[b->root];
+    return r->kind == B_CONST ? (pred_truth)r->op : PRED_TRUTH_VARIES;
+}
+
+static pred_status bind(const pred_expr *e, const pq_file_meta *m, const pred_constant *k, size_t nk,
+                        pred_bound **out, pred_error *err)
 {
     if (!e || !m || !out || (m->n_leaves && !m->leaves))
         return sv_fail(err, PRED_E_INVALID, 0, "NULL argument");
     *out = NULL;
     pred_bound *b = calloc(1, sizeof *b);
-    binder B = {.e = e, .m = m, .b = b, .err = err};
+    binder B = {.e = e, .m = m, .b = b, .err = err, .k = k, .nk = nk};
     size_t nbytes = 1;
     for (uint32_t i = 0; i < e->n_lits; i++)
         if (e->lits[i].kind == L_STRING)
@@ -514,6 +693,8 @@ pred_status pred_bind(const pred_expr *e, const pq_file_meta *m, pred_bound **ou
         for (uint32_t i = 0; i < e->n_names; i++)
             B.name_col[i] = NONE;
         st = bind_node(&B, e->root, &b->root, &b->height);
+        if (st == PRED_OK && nk > 0 && (st = fold(&B, b->root)) == PRED_OK)
+            st = drop_unused_columns(&B);
     }
     free(B.name_col);
     pq_column_resolver_free(B.columns);
@@ -523,4 +704,17 @@ pred_status pred_bind(const pred_expr *e, const pq_file_meta *m, pred_bound **ou
     }
     *out = b;
     return PRED_OK;
+}
+
+pred_status pred_bind(const pred_expr *e, const pq_file_meta *m, pred_bound **out, pred_error *err)
+{
+    return bind(e, m, NULL, 0, out, err);
+}
+
+pred_status pred_bind_constants(const pred_expr *e, const pq_file_meta *m, const pred_constant *k, size_t nk,
+                                pred_bound **out, pred_error *err)
+{
+    if (nk && !k)
+        return sv_fail(err, PRED_E_INVALID, 0, "NULL argument");
+    return bind(e, m, k, nk, out, err);
 }

@@ -215,6 +215,24 @@ static void eval_node(const ectx *x, uint32_t ni, uint8_t *out, uint32_t level)
     }
 }
 
+bool pred_eval_leaf_row(const pred_bound *b, uint32_t ni, const pqv *v, uint8_t *out)
+{
+    const bnode *nd = &b->nodes[ni];
+    pred_column_vec *cols = calloc(b->ncols ? b->ncols : 1, sizeof *cols);
+    if (!cols || nd->col >= b->ncols) {
+        free(cols);
+        return false;
+    }
+    const uint8_t null_flag = v == NULL;
+    const pqv zero = {0};
+    cols[nd->col].is_null = &null_flag;
+    cols[nd->col].values = v ? v : &zero;
+    ectx x = {.b = b, .cols = cols, .r0 = 0, .n = 1};
+    eval_node(&x, ni, out, 0);
+    free(cols);
+    return true;
+}
+
 pred_status pred_eval(const pred_bound *b, const pred_column_vec *cols, uint32_t nrows,
                       uint8_t *selected, pred_error *err)
 {

@@ -115,6 +115,33 @@ typedef struct pred_bound pred_bound;
 
 pred_status pred_bind(const pred_expr *e, const pq_file_meta *m, pred_bound **out,
                       pred_error *err);
+
+/* Columns whose value is one constant for the whole file (a Delta table's
+ * partition columns, which live in the log, not in the Parquet file). */
+typedef struct {
+    const char *name;  /* matched like a leaf path: exactly, else ignoring case when unique */
+    pqv_type type;
+    bool is_null;
+    pqv value;         /* of type's kind; BYTES borrowed for the call */
+} pred_constant;
+
+/* pred_bind, with the names of k[0..nk) bound to constants (they win over
+ * leaves of the same name). Every condition on a constant is decided at
+ * bind time and the tree simplified, so the bound predicate reads only
+ * Parquet columns, and pred_bound_truth says when the file is decided as a
+ * whole. */
+pred_status pred_bind_constants(const pred_expr *e, const pq_file_meta *m, const pred_constant *k, size_t nk,
+                                pred_bound **out, pred_error *err);
+
+typedef enum {
+    PRED_TRUTH_FALSE = 0, /* no row is selected */
+    PRED_TRUTH_NULL = 1,  /* no row is selected (NULL is not TRUE) */
+    PRED_TRUTH_TRUE = 2,  /* every row is selected */
+    PRED_TRUTH_VARIES,    /* depends on the rows */
+} pred_truth;
+
+/* Whether the bound predicate is one constant for every row. */
+pred_truth pred_bound_truth(const pred_bound *b);
 void pred_bound_free(pred_bound *b);
 
 /* Distinct leaf columns used, in order of first use. */

@@ -189,6 +189,11 @@ typedef struct {
     bool order_defined; /* column_orders: min_value/max_value use the type's order */
     bool needs_values;  /* used by more than IS [NOT] NULL */
     char *path;
+    /* pred_bind_constants: a constant, not a leaf (leaf NONE); folded away
+     * before the bound predicate is returned */
+    bool constant;
+    bool const_null;
+    pqv const_value;
 } bcol;
 
 struct pred_bound {
@@ -208,6 +213,11 @@ struct pred_bound {
 };
 
 /* ---------------- shared by evaluation and pruning (pred_eval.c) ---------------- */
+
+/* Leaf node ni (a comparison, IN, LIKE, IS NULL or a BOOLEAN column) for
+ * one row whose column holds v, or the null value when v is NULL: TF, TN
+ * or TT into *out. False when out of memory. */
+bool pred_eval_leaf_row(const pred_bound *b, uint32_t ni, const pqv *v, uint8_t *out);
 
 /* Index of the first of vals[0..n) >= v (n if none); *eq when equal,
  * *incomparable (and 0) when v does not compare with them. */

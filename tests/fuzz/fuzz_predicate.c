@@ -251,6 +251,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     check(!any || pred_may_match(b, NULL, NULL));
 
+    /* Columns i and s bound to row r's values as constants (how a Delta
+     * table's partition columns are bound): row r is selected exactly as
+     * before, and a predicate decided as a whole agrees with the rows. */
+    {
+        const int r = (int)(size % NROWS);
+        const pqv_type *ti = NULL, *ts = NULL;
+        for (size_t i = 0; i < pred_bound_ncols(b); i++) {
+            if (pred_bound_leaf(b, i) == C_I)
+                ti = pred_bound_type(b, i);
+            if (pred_bound_leaf(b, i) == C_S)
+                ts = pred_bound_type(b, i);
+        }
+        pred_constant k[2];
+        size_t nk = 0;
+        if (ti)
+            k[nk++] = (pred_constant){.name = "i", .type = *ti, .is_null = nulls[C_I][r], .value = vals[C_I][r]};
+        if (ts)
+            k[nk++] = (pred_constant){.name = "s", .type = *ts, .is_null = nulls[C_S][r], .value = vals[C_S][r]};
+        pred_expr *e = NULL;
+        pred_bound *kb = NULL;
+        pred_error err;
+        if (nk && pred_parse(text, size, &e, &err) == PRED_OK &&
+            pred_bind_constants(e, &meta, k, nk, &kb, &err) == PRED_OK) {
+            for (size_t i = 0; i < pred_bound_ncols(kb); i++)
+                check(pred_bound_leaf(kb, i) != C_I && pred_bound_leaf(kb, i) != C_S);
+            uint8_t ksel[NROWS];
+            const pred_truth t = pred_bound_truth(kb);
+            if (t != PRED_TRUTH_VARIES)
+                check(sel[r] == (t == PRED_TRUTH_TRUE));
+            else if (run(kb, ksel))
+                check(ksel[r] == sel[r]);
+        }
+        pred_bound_free(kb);
+        pred_free(e);
+    }
+
     /* NOT (text) never selects a row the text selects */
     if (size + 6 <= PRED_MAX_TEXT) {
         char *neg = malloc(size + 7);

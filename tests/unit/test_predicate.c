@@ -1665,3 +1665,79 @@ Test(predicate, randomized_differential)
     cr_expect_gt(pruned, regions / 10, "pruned %d of %d regions", pruned, regions);
     pq_file_meta_free(m);
 }
+
+/* Partition columns (pred_bind_constants): conditions on them are decided
+ * when binding, the tree simplified, and only the Parquet columns still
+ * needed stay bound. */
+static pred_bound *bind_with(const pq_file_meta *m, const char *text, const pred_constant *k, size_t nk)
+{
+    pred_expr *e = parse_ok(text);
+    pred_bound *b = NULL;
+    pred_error err;
+    cr_assert_eq(pred_bind_constants(e, m, k, nk, &b, &err), PRED_OK, "'%s': %s", text, err.msg);
+    pred_free(e);
+    return b;
+}
+
+static pred_truth truth_with(const pq_file_meta *m, const char *text, const pred_constant *k, size_t nk)
+{
+    pred_bound *b = bind_with(m, text, k, nk);
+    pred_truth t = pred_bound_truth(b);
+    if (t != PRED_TRUTH_VARIES)
+        cr_expect_eq(pred_bound_ncols(b), 0, "'%s': a decided predicate reads no column", text);
+    pred_bound_free(b);
+    return t;
+}
+
+Test(predicate, constants_decide_conditions_at_bind_time)
+{
+    pq_file_meta *m = load_meta("v1_plain_none_index");
+    const pqv_type str = {.kind = PQV_BYTES, .physical = PQ_BYTE_ARRAY};
+    const pqv_type i64 = {.kind = PQV_INT, .physical = PQ_INT64, .int_bits = 64};
+    const pqv_type date = {.kind = PQV_DATE, .physical = PQ_INT32};
+    pred_constant k[] = {
+        {.name = "region", .type = str, .value = pqv_bytes((const uint8_t *)"EU", 2)},
+        {.name = "year", .type = i64, .value = pqv_int(2024)},
+        {.name = "nothing", .type = str, .is_null = true},
+        {.name = "day", .type = date, .value = {.kind = PQV_DATE, .v.i = 19723}}, /* 2024-01-01 */
+    };
+    const size_t nk = sizeof k / sizeof k[0];
+    cr_expect_eq(truth_with(m, "region = 'EU'", k, nk), PRED_TRUTH_TRUE);
+    cr_expect_eq(truth_with(m, "Region <> 'EU'", k, nk), PRED_TRUTH_FALSE); /* case-insensitive name */
+    cr_expect_eq(truth_with(m, "year BETWEEN 2020 AND 2025 AND region IN ('US', 'EU')", k, nk), PRED_TRUTH_TRUE);
+    cr_expect_eq(truth_with(m, "nothing = 'x'", k, nk), PRED_TRUTH_NULL);
+    cr_expect_eq(truth_with(m, "nothing IS NULL AND day = DATE '2024-01-01'", k, nk), PRED_TRUTH_TRUE);
+    cr_expect_eq(truth_with(m, "region LIKE 'E%' OR i64 > 3", k, nk), PRED_TRUTH_TRUE);
+    cr_expect_eq(truth_with(m, "year < 2000 AND i64 > 3", k, nk), PRED_TRUTH_FALSE);
+    cr_expect_eq(truth_with(m, "NOT (year = 2024)", k, nk), PRED_TRUTH_FALSE);
+    cr_expect_eq(truth_with(m, "region = 'EU' AND nothing = 'x'", k, nk), PRED_TRUTH_NULL);
+    /* What is left reads only Parquet columns, and selects as without the constants. */
+    pred_bound *b = bind_with(m, "(region = 'EU' OR s = 'y') AND i64 > 3 AND year = 2024", k, nk);
+    cr_expect_eq(pred_bound_truth(b), PRED_TRUTH_VARIES);
+    cr_assert_eq(pred_bound_ncols(b), 1, "s was decided away with the OR: only i64 stays");
+    cr_expect_eq(pred_bound_leaf(b, 0), F_I64);
+    table *t = new_table(4);
+    const int64_t iv[] = {1, 5, INT64_MIN, 9};
+    set_ints(t, F_I64, iv);
+    pred_column_vec col = {.values = t->v[F_I64], .is_null = t->null[F_I64]};
+    uint8_t sel[4];
+    pred_error err;
+    cr_assert_eq(pred_eval(b, &col, 4, sel, &err), PRED_OK, "%s", err.msg);
+    cr_expect(!sel[0] && sel[1] && !sel[2] && sel[3]);
+    pred_bound_free(b);
+    /* A constant wins over a leaf of the same name; without constants the
+     * names are leaves as before. */
+    pred_constant as_leaf[] = {{.name = "i64", .type = i64, .value = pqv_int(7)}};
+    cr_expect_eq(truth_with(m, "i64 = 7", as_leaf, 1), PRED_TRUTH_TRUE);
+    b = bind_ok(m, "i64 = 7");
+    cr_expect_eq(pred_bound_truth(b), PRED_TRUTH_VARIES);
+    pred_bound_free(b);
+    /* Type errors on constants are reported like on columns. */
+    pred_expr *e = parse_ok("year = 'abc'");
+    pred_bound *bad = NULL;
+    cr_expect_eq(pred_bind_constants(e, m, k, nk, &bad, &err), PRED_E_TYPE, "%s", err.msg);
+    cr_expect_null(bad);
+    pred_free(e);
+    free(t);
+    pq_file_meta_free(m);
+}
