@@ -238,7 +238,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             s->proven = true;
             if (!p->shared_confirmed && chunk_adjacent(layout, idx) && follows_shared(layout, p, idx))
                 p->shared_confirmed = true;
-        } else if (!s->proven && s->reached != SIZE_MAX && end > prefetch_continuation_proof(cfg)) {
+        } else if (!s->proven && !cfg->no_speculation && s->reached != SIZE_MAX &&
+                   end > prefetch_continuation_proof(cfg)) {
             /* Chunks smaller than the proof: the reader is at least at
              * end - proof. Once that is in a chunk past the furthest one
              * it was shown to read, it reads on through small chunks one
@@ -284,12 +285,12 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * bytes), so a stream reading unknown columns one after the other
          * keeps several chunks in flight once its streak is long. */
         mark_columns_left_unread(layout, p, s);
-        uint64_t budget = s->streak / SPECULATION_SHARE;
+        uint64_t budget = cfg->no_speculation ? 0 : s->streak / SPECULATION_SHARE;
         /* Once the reader reaches the end of the run, the kernel reads
          * ahead into the next chunk whether or not the reader wants it:
          * fetched now, with the run, it costs no extra bytes and saves the
          * reader a round trip before it can read on into that chunk. */
-        if (budget < prefetch_continuation_proof(cfg))
+        if (!cfg->no_speculation && budget < prefetch_continuation_proof(cfg))
             budget = prefetch_continuation_proof(cfg);
         /* A reader that has read LONG_RUN_CHUNKS chunks in a row in one
          * read (DuckDB and pyarrow read each run of adjacent columns they
@@ -297,7 +298,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * no larger than what the stream has read, so a long run waits one
          * round trip per two chunks at most, and a run ending there has
          * cost at most one chunk. */
-        if (s->run_start != SIZE_MAX && idx + 1 >= s->run_start + LONG_RUN_CHUNKS && j < layout->n_chunks) {
+        if (!cfg->no_speculation && s->run_start != SIZE_MAX && idx + 1 >= s->run_start + LONG_RUN_CHUNKS &&
+            j < layout->n_chunks) {
             const uint64_t next = layout->chunks[j].end - layout->chunks[j].start;
             if (next <= s->streak && budget < next + prefetch_continuation_proof(cfg))
                 budget = next + prefetch_continuation_proof(cfg);

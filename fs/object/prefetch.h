@@ -50,6 +50,9 @@ typedef struct {
     uint64_t min_streak;       /* sequential bytes read before prefetch starts */
     uint64_t max_window;       /* largest sequential prefetch window */
     uint64_t kernel_readahead; /* the mount's kernel readahead window (0: the kernel's 128 KiB) */
+    /* Nothing speculated past the chunks the reader reads: views, whose
+     * next chunk may be served partially, fetch what they serve themselves. */
+    bool no_speculation;
 } prefetch_config;
 
 /* Column chunks this close count as one run of bytes: a read runs on from

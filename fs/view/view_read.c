@@ -133,8 +133,11 @@ static void start_fetches(object_io *io, const prefetch_config *cfg, plain_file 
      * of its chunk as another, not split at the chunk's end. */
     size_t ci;
     const vchunk *probe = view_chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
-    if (probe && probe->all_real)
-        (void)prefetch_chunk_of_read(io, cfg, o, plain_file_layout(pf), &pf->pattern, off, size);
+    if (probe && probe->all_real) {
+        prefetch_config real_only = *cfg;
+        real_only.no_speculation = true;
+        (void)prefetch_chunk_of_read(io, &real_only, o, plain_file_layout(pf), &pf->pattern, off, size);
+    }
 }
 
 /* Whether every byte of [off, end) is real: in no chunk, in a chunk served
