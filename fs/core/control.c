@@ -125,6 +125,7 @@ int control_readdir(sv_dirents *d)
               sv_dirents_push(d, "stats", SV_INO_STATS, S_IFREG) &&
               sv_dirents_push(d, "profile", SV_INO_PROFILE, S_IFREG) &&
               sv_dirents_push(d, "hints", SV_INO_HINTS, S_IFDIR) &&
-              sv_dirents_push(d, "views", SV_INO_VIEWS, S_IFDIR);
+              sv_dirents_push(d, "views", SV_INO_VIEWS, S_IFDIR) &&
+              sv_dirents_push(d, "tables", SV_INO_TABLES, S_IFDIR);
     return ok ? 0 : -ENOMEM;
 }

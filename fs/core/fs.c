@@ -15,12 +15,15 @@
 #include "handle.h"
 #include "log.h"
 #include "plain.h"
+#include "table_namespace.h"
+#include "table_registry.h"
 #include "view.h"
 
 struct sv_fs {
     sv_stats *stats;
     plain_fs *plain;     /* read-only after creation */
     view_registry *views;
+    table_registry *tables; /* the Delta tables seen (thread-safe) */
     partial_memory partial_mem; /* the views' buffers and page images (atomic) */
     page_map_cache *page_maps;  /* walked page maps (thread-safe) */
     handle_list handles; /* every open file and directory */
@@ -75,6 +78,7 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     cfg->profile = NULL;
     cfg->request_cost_override = -1;
     cfg->partial_memory = PARTIAL_MEMORY_DEFAULT;
+    cfg->table_version = (table_version_spec){-1, -1};
 }
 
 sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cfg)
@@ -94,7 +98,8 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
                     .request_cost_override = cfg->request_cost_override,
                     .partial_mem = &fs->partial_mem, .page_maps = fs->page_maps};
     fs->views = fs->plain && fs->page_maps ? views_create(&env) : NULL;
-    if (!fs->plain || !fs->views) {
+    fs->tables = fs->plain ? table_registry_create(fs->plain, &cfg->table_version, true) : NULL;
+    if (!fs->plain || !fs->views || !fs->tables) {
         sv_fs_destroy(fs);
         return NULL;
     }
@@ -113,6 +118,7 @@ void sv_fs_destroy(sv_fs *fs)
         handle_free(fs, h);
     handle_list_destroy(&fs->handles);
     views_destroy(fs->views);
+    table_registry_destroy(fs->tables);
     page_map_cache_destroy(fs->page_maps);
     plain_fs_destroy(fs->plain);
     free(fs);
@@ -161,14 +167,21 @@ static int lookup_in_namespaces(sv_fs *fs, uint64_t parent, const char *name, sv
         return 0;
     }
     if (parent == SV_INO_CONTROL) {
+        if (strcmp(name, "tables") == 0)
+            return tables_ns_getattr(fs->tables, fs->plain, SV_INO_TABLES, out);
         int r = control_lookup(fs->plain, fs->profile, name, out);
         return r == -ENOENT ? views_lookup(fs->views, parent, name, out, tok) : r;
     }
     if (parent == SV_INO_STATS || parent == SV_INO_PROFILE)
         return -ENOTDIR;
+    if (tables_ns_owns(parent))
+        return tables_ns_lookup(fs->tables, fs->plain, parent, name, out, tok);
     if (views_owns(parent))
         return views_lookup(fs->views, parent, name, out, tok);
-    return plain_lookup(fs->plain, parent, name, out, tok);
+    int r = plain_lookup(fs->plain, parent, name, out, tok);
+    if (r == 0 && S_ISDIR(out->mode) && strcmp(name, "_delta_log") == 0)
+        table_registry_saw(fs->tables, parent);
+    return r;
 }
 
 int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
@@ -177,6 +190,8 @@ int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
         control_attr(fs->plain, fs->profile, ino, out);
         return 0;
     }
+    if (tables_ns_owns(ino))
+        return tables_ns_getattr(fs->tables, fs->plain, ino, out);
     if (views_owns(ino))
         return views_getattr(fs->views, ino, out);
     return plain_getattr(fs->plain, ino, out);
@@ -184,15 +199,19 @@ int sv_fs_getattr(sv_fs *fs, uint64_t ino, sv_attr *out)
 
 /* The plain tree's directory: ".", ".." and its children. .sieve is
  * deliberately absent: globs and table scans must not see it. */
-static int plain_dir(plain_fs *p, uint64_t ino, sv_dirents *d, const sv_cancel *tok)
+static int plain_dir(sv_fs *fs, uint64_t ino, sv_dirents *d, const sv_cancel *tok)
 {
+    plain_fs *p = fs->plain;
     tree_dir_snapshot snap;
     int r = plain_readdir(p, ino, &snap, tok);
     if (r < 0)
         return r;
     bool ok = sv_dirents_push(d, ".", ino, S_IFDIR) && sv_dirents_push(d, "..", tree_parent(p->tree, ino), S_IFDIR);
-    for (size_t i = 0; ok && i < snap.n; i++)
+    for (size_t i = 0; ok && i < snap.n; i++) {
         ok = sv_dirents_push(d, snap.entries[i].name, snap.entries[i].ino, snap.entries[i].is_dir ? S_IFDIR : S_IFREG);
+        if (snap.entries[i].is_dir && strcmp(snap.entries[i].name, "_delta_log") == 0)
+            table_registry_saw(fs->tables, ino);
+    }
     tree_dir_snapshot_free(&snap);
     return ok ? 0 : -ENOMEM;
 }
@@ -206,8 +225,9 @@ int sv_fs_opendir(sv_fs *fs, uint64_t ino, sv_dir **out, const sv_cancel *tok)
     if (!d)
         return -ENOMEM;
     int r = ino == SV_INO_CONTROL ? control_readdir(&d->list)
+            : tables_ns_owns(ino) ? tables_ns_readdir(fs->tables, fs->plain, ino, &d->list, tok)
             : views_owns(ino)     ? views_readdir(fs->views, ino, &d->list, tok)
-                                  : plain_dir(fs->plain, ino, &d->list, tok);
+                                  : plain_dir(fs, ino, &d->list, tok);
     if (r < 0) {
         sv_dirents_free(&d->list);
         free(d);
@@ -282,7 +302,16 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
         return -EROFS;
     sv_handle *h = NULL;
     handle_kind kind;
-    if (ino == SV_INO_STATS || ino == SV_INO_PROFILE) {
+    if (tables_ns_owns(ino)) {
+        char *text = NULL;
+        size_t len = 0;
+        int r = tables_ns_open(fs->tables, fs->plain, ino, &text, &len, tok);
+        if (r < 0)
+            return r;
+        h = text_handle_new(text, len);
+        kind = HANDLE_TEXT;
+        of->direct_io = true;
+    } else if (ino == SV_INO_STATS || ino == SV_INO_PROFILE) {
         size_t len = 0;
         char *text = ino == SV_INO_STATS ? control_render_stats(fs->plain, &len)
                                          : control_render_profile(fs->profile, (int64_t)time(NULL), &len);
@@ -517,14 +546,14 @@ int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name, sv_stale_entry *s
 
 ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size)
 {
-    if (control_owns(ino) || views_owns(ino))
+    if (control_owns(ino) || views_owns(ino) || tables_ns_owns(ino))
         return -ENODATA;
     return plain_getxattr(fs->plain, ino, name, buf, size);
 }
 
 ssize_t sv_fs_listxattr(sv_fs *fs, uint64_t ino, char *buf, size_t size)
 {
-    if (control_owns(ino) || views_owns(ino))
+    if (control_owns(ino) || views_owns(ino) || tables_ns_owns(ino))
         return 0;
     return plain_listxattr(fs->plain, ino, buf, size);
 }

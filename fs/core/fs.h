@@ -20,6 +20,7 @@
 #include "stats.h"
 #include "sv_cancel.h"
 #include "sv_error.h"
+#include "table_snapshot.h"
 #include "vfs_types.h"
 
 /* --read-timeout's default. A read that has not completed in this long is
@@ -45,6 +46,9 @@ typedef struct {
     /* --cache-dir: where walked page maps are kept across mounts (an
      * existing directory), or NULL. Owned by the caller. */
     const char *cache_dir;
+    /* --version / --timestamp: which version of each Delta table the mount
+     * shows (version -1 and timestamp_ms -1: the latest). */
+    table_version_spec table_version;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

@@ -15,6 +15,10 @@
 #define SV_INO_HINTS   4u /* MOUNTPOINT/.sieve/hints */
 #define SV_INO_VIEWS   5u /* MOUNTPOINT/.sieve/views */
 #define SV_INO_PROFILE 6u /* MOUNTPOINT/.sieve/profile */
+#define SV_INO_TABLES  7u /* MOUNTPOINT/.sieve/tables */
+/* Inodes under .sieve/tables carry this bit (fs/table/table_namespace.h);
+ * no other namespace uses it. */
+#define SV_INO_TABLE_NS_FLAG (1ull << 61)
 #define SV_CONTROL_DIR ".sieve"
 
 typedef struct {

@@ -47,6 +47,8 @@ void view_unref(sv_view *v)
 
 bool views_owns(uint64_t ino)
 {
+    if (ino & SV_INO_TABLE_NS_FLAG)
+        return false;
     return ino == SV_INO_HINTS || ino == SV_INO_VIEWS || (ino & VIEW_HINT_FLAG) || (ino >> VIEW_ID_SHIFT) != 0;
 }
 
