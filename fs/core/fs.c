@@ -94,11 +94,11 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     /* Walked page maps take a sixteenth of the cache budget on top of it,
      * as footers take an eighth. */
     fs->page_maps = page_map_cache_create(cfg->plain.cache_bytes / 16, cfg->cache_dir, stats);
+    fs->tables = fs->plain ? table_registry_create(fs->plain, &cfg->table_version, true) : NULL;
     view_env env = {.plain = fs->plain, .profile = cfg->profile,
                     .request_cost_override = cfg->request_cost_override,
-                    .partial_mem = &fs->partial_mem, .page_maps = fs->page_maps};
-    fs->views = fs->plain && fs->page_maps ? views_create(&env) : NULL;
-    fs->tables = fs->plain ? table_registry_create(fs->plain, &cfg->table_version, true) : NULL;
+                    .partial_mem = &fs->partial_mem, .page_maps = fs->page_maps, .tables = fs->tables};
+    fs->views = fs->plain && fs->page_maps && fs->tables ? views_create(&env) : NULL;
     if (!fs->plain || !fs->views || !fs->tables) {
         sv_fs_destroy(fs);
         return NULL;

@@ -10,6 +10,7 @@ void hint_free(sv_hint *h)
 {
     if (!h)
         return;
+    free(h->table);
     free(h->where);
     pred_free(h->pred);
     for (size_t i = 0; i < h->n_files; i++) {
@@ -39,14 +40,14 @@ bool hint_name_valid(const char *name, size_t len)
 
 /* Normalize a relative path: drop a leading "./", refuse anything that could
  * name something outside the mount or be ambiguous. Returns a malloc'd copy. */
-static char *normalize_path(const char *p, size_t len, sv_error *err)
+static char *normalize_path(const char *field, const char *p, size_t len, sv_error *err)
 {
     if (len == 0 || len > HINT_MAX_PATH) {
-        sv_fail(err, HINT_E_INVALID, 0, "rows: a file path must have 1 to %u bytes", HINT_MAX_PATH);
+        sv_fail(err, HINT_E_INVALID, 0, "%s: a path must have 1 to %u bytes", field, HINT_MAX_PATH);
         return NULL;
     }
     if (memchr(p, '\0', len)) {
-        sv_fail(err, HINT_E_INVALID, 0, "rows: file path contains a NUL byte");
+        sv_fail(err, HINT_E_INVALID, 0, "%s: path contains a NUL byte", field);
         return NULL;
     }
     while (len >= 2 && p[0] == '.' && p[1] == '/') {
@@ -54,8 +55,8 @@ static char *normalize_path(const char *p, size_t len, sv_error *err)
         len -= 2;
     }
     if (len == 0 || p[0] == '/') {
-        sv_fail(err, HINT_E_INVALID, 0, "rows: path '%.*s' is outside the mount (it must be relative)",
-                 (int)(len > 200 ? 200 : len), p);
+        sv_fail(err, HINT_E_INVALID, 0, "%s: path '%.*s' is outside the mount (it must be relative)", field,
+                (int)(len > 200 ? 200 : len), p);
         return NULL;
     }
     size_t seg = 0;
@@ -66,8 +67,8 @@ static char *normalize_path(const char *p, size_t len, sv_error *err)
         const char *s = p + seg;
         if (slen == 0 || (slen == 1 && s[0] == '.') || (slen == 2 && s[0] == '.' && s[1] == '.')) {
             sv_fail(err, HINT_E_INVALID, 0,
-                     "rows: path '%.*s' has an empty, '.' or '..' component (paths may not leave the mount)",
-                     (int)(len > 200 ? 200 : len), p);
+                    "%s: path '%.*s' has an empty, '.' or '..' component (paths may not leave the mount)", field,
+                    (int)(len > 200 ? 200 : len), p);
             return NULL;
         }
         seg = i + 1;
@@ -113,7 +114,7 @@ static bool parse_rows(sv_hint *h, json_t *rows, sv_error *err)
     json_object_foreach(rows, key, val)
     {
         hint_file_rows *fr = &h->files[h->n_files];
-        fr->path = normalize_path(key, strlen(key), err);
+        fr->path = normalize_path("rows", key, strlen(key), err);
         if (!fr->path)
             return false;
         h->n_files++;
@@ -221,9 +222,10 @@ sv_hint *hint_parse(const char *json, size_t len, sv_error *err)
     if (ok) {
         json_object_foreach(root, key, val)
         {
-            if (strcmp(key, "where") && strcmp(key, "rows") && strcmp(key, "columns") &&
+            if (strcmp(key, "where") && strcmp(key, "rows") && strcmp(key, "columns") && strcmp(key, "table") &&
                 strcmp(key, "version")) {
-                sv_fail(err, HINT_E_INVALID, 0, "unknown hint field \"%.100s\" (expected where, rows, columns)", key);
+                sv_fail(err, HINT_E_INVALID, 0,
+                        "unknown hint field \"%.100s\" (expected table, where, rows, columns)", key);
                 ok = false;
                 break;
             }
@@ -249,6 +251,21 @@ sv_hint *hint_parse(const char *json, size_t len, sv_error *err)
                 sv_fail(err, HINT_E_INVALID, 0, "where: %s", perr.msg);
                 ok = false;
             }
+        }
+    }
+    json_t *table = ok ? json_object_get(root, "table") : NULL;
+    if (table && !json_is_null(table)) {
+        const char *t = json_string_value(table);
+        size_t tl = t ? json_string_length(table) : 0;
+        while (t && tl > 1 && t[tl - 1] == '/')
+            tl--; /* "t1/" names the directory t1 */
+        if (!t) {
+            sv_fail(err, HINT_E_INVALID, 0, "\"table\" must be a string: a directory relative to the mount");
+            ok = false;
+        } else if ((tl == 1 && t[0] == '.') || (tl == 2 && t[0] == '.' && t[1] == '/') || tl == 0) {
+            ok = (h->table = strdup("")) != NULL; /* the mount's root */
+        } else {
+            ok = (h->table = normalize_path("table", t, tl, err)) != NULL;
         }
     }
     json_t *rows = ok ? json_object_get(root, "rows") : NULL;

@@ -1,6 +1,7 @@
 /* Selection hints (the JSON sidecar a query hands sievefs), version 1:
  *
- *   {"where":   "<predicate>",                          optional
+ *   {"table":   "<directory relative to the mount>",      optional
+ *    "where":   "<predicate>",                          optional
  *    "rows":    {"<path relative to the mount>": [[start, end], ...]},  optional
  *    "columns": ["<column>", ...]}                      optional
  *
@@ -41,6 +42,7 @@ typedef struct {
 } hint_file_rows;
 
 typedef struct {
+    char *table;              /* the table's directory relative to the mount ("" its root), or NULL */
     char *where;              /* the predicate text, or NULL */
     pred_expr *pred;          /* parsed, or NULL */
     hint_file_rows *files;    /* sorted by path */

@@ -8,6 +8,7 @@
 #include "footer_cache.h"
 #include "plain.h"
 #include "predicate.h"
+#include "view_table.h"
 
 /* Walk a relative path from the root; the plain-path inode of a file, or 0. */
 static uint64_t resolve_path(tree *t, const char *rel, tree_attr *out)
@@ -119,8 +120,9 @@ static int check_against_file(const view_env *env, const sv_hint *h, uint64_t in
 
 /* Checks that need the table: every file named in rows exists and has those
  * rows; the predicate and the columns fit the schema of a table file. */
-int hint_accept(const view_env *env, const sv_hint *h, sv_error *err)
+int hint_accept(const view_env *env, const sv_hint *h, struct view_table **table, sv_error *err)
 {
+    *table = NULL;
     tree *t = env->plain->tree;
     bool schema_checked = false;
     for (size_t i = 0; i < h->n_files; i++) {
@@ -130,9 +132,14 @@ int hint_accept(const view_env *env, const sv_hint *h, sv_error *err)
             sv_fail(err, HINT_E_TABLE, 0, "rows: no such file '%s' in the mount", h->files[i].path);
             return -1;
         }
-        if (check_against_file(env, h, ino, &h->files[i], !schema_checked, err) != 0)
+        if (check_against_file(env, h, ino, &h->files[i], !schema_checked && !h->table, err) != 0)
             return -1;
         schema_checked = true;
+    }
+    if (h->table) {
+        sv_cancel tok;
+        object_io_cancel_init(env->plain->io, &tok);
+        return view_table_bind(env, h, table, err, &tok) == 0 ? 0 : -1;
     }
     if (!schema_checked && (h->pred || h->n_columns)) {
         /* A table file to check the schema against; files that are not

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "hint_accept.h"
+#include "view_table.h"
 #include "log.h"
 #include "sv_grow.h"
 
@@ -138,13 +139,14 @@ static int judge(view_registry *reg, hint_writer *w)
 
     sv_error err = {0};
     sv_hint *h = NULL;
+    struct view_table *table = NULL;
     int r = 0;
     if (w->too_big) {
         sv_fail(&err, HINT_E_LIMIT, 0, "hint is larger than the limit of %u bytes", HINT_MAX_BYTES);
         r = -EFBIG;
     } else if (!(h = hint_parse(w->buf ? w->buf : "", w->len, &err))) {
         r = -EINVAL;
-    } else if (hint_accept(&reg->env, h, &err) != 0) {
+    } else if (hint_accept(&reg->env, h, &table, &err) != 0) {
         r = -EINVAL;
     }
     char *json = NULL;
@@ -164,6 +166,8 @@ static int judge(view_registry *reg, hint_writer *w)
         v->json_len = w->len;
         v->hint = h;
         h = NULL;
+        v->table = table;
+        table = NULL;
         int64_t now = (int64_t)time(NULL);
         /* Strictly increasing: a view made again within the same second
          * still gets a new mtime. */
@@ -179,6 +183,7 @@ static int judge(view_registry *reg, hint_writer *w)
     pthread_mutex_unlock(&reg->lock);
     free(json);
     hint_free(h);
+    view_table_free(table);
     if (r != 0)
         log_info("hint %s rejected: %s", v->name, err.msg);
     else

@@ -30,6 +30,7 @@
 #include "page_map_cache.h"
 #include "partial_memory.h"
 #include "plain.h"
+#include "table_registry.h"
 #include "vfs_types.h"
 
 typedef struct view_registry view_registry;
@@ -49,6 +50,8 @@ typedef struct {
     partial_memory *partial_mem;
     /* Page maps walked from page headers, per object version (may be NULL). */
     page_map_cache *page_maps;
+    /* The mount's Delta tables: hints naming a table bind to its snapshot. */
+    table_registry *tables;
 } view_env;
 
 view_registry *views_create(const view_env *env);

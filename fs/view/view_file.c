@@ -11,6 +11,7 @@
 #include "predicate.h"
 #include "selection.h"
 #include "selection_ahead.h"
+#include "view_table.h"
 
 view_file *view_file_get(sv_view *v, uint64_t base_ino, const char *relpath, footer_cache *footers,
                          partial_memory *mem)
@@ -116,8 +117,41 @@ static bool prebuilt_maps_may_help(const view_env *env, const view_file *vf, uin
 
 /* The selection of every row group: the predicate's rows (evaluated on the
  * filter columns) intersected with the hint's rows for this file. */
+/* Rows of [first, first + n) (file rows) that dv deletes, removed from
+ * sel (rows relative to the group). */
+static bool remove_deleted(const dv_bitmap *dv, uint64_t first, uint64_t n, row_ranges *sel)
+{
+    enum { BATCH = 1024 };
+    uint64_t rows[BATCH];
+    row_ranges kept = {0};
+    uint64_t at = first; /* file row from which nothing is known deleted yet */
+    bool ok = true;
+    for (uint64_t from = first; ok && from < first + n;) {
+        const size_t got = dv_bitmap_rows_in_range(dv, from, first + n, rows, BATCH);
+        for (size_t i = 0; ok && i < got; i++) {
+            if (rows[i] > at)
+                ok = row_ranges_append(&kept, at - first, rows[i] - first);
+            at = rows[i] + 1;
+        }
+        if (got < BATCH)
+            break;
+        from = rows[BATCH - 1] + 1;
+    }
+    if (ok && at < first + n)
+        ok = row_ranges_append(&kept, at - first, n);
+    row_ranges out = {0};
+    ok = ok && row_ranges_intersect(sel, &kept, &out);
+    row_ranges_free(&kept);
+    if (ok) {
+        row_ranges_free(sel);
+        *sel = out;
+    }
+    return ok;
+}
+
 static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
-                       const pred_bound *b, uint64_t *selected_rows, sv_error *err, const sv_cancel *tok)
+                       const pred_bound *b, const dv_bitmap *dv, uint64_t *selected_rows, sv_error *err,
+                       const sv_cancel *tok)
 {
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
@@ -138,7 +172,9 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         }
         row_ranges from_where = {0};
         bool ok = true;
-        if (b) {
+        if (vf->select_none) {
+            /* nothing selected: the partition values exclude the file */
+        } else if (b) {
             selection_ahead_advance(&ahead, g);
             if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err, tok) != 0) {
                 rc = -1;
@@ -156,6 +192,8 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         } else {
             vf->sel[g] = from_where;
         }
+        if (ok && dv)
+            ok = remove_deleted(dv, first, (uint64_t)n, &vf->sel[g]);
         if (!ok) {
             rc = sv_fail(err, SELECTION_E_NOMEM, 0, "out of memory");
             break;
@@ -276,25 +314,47 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         vf_real(vf, "", "out of memory");
         return;
     }
-    if (h->pred) {
+    const view_table *tb = v->table;
+    if (tb && tb->snap && !(vf->add = view_table_file(tb, vf->relpath))) {
+        vf_real(vf, "", "not a file of the table's snapshot");
+        return;
+    }
+    const pred_expr *pred = tb ? tb->pred : h->pred;
+    if (pred) {
         pred_error perr;
-        if (pred_bind(h->pred, m, &vf->pred, &perr) != PRED_OK) {
+        pred_constant *k = NULL;
+        size_t nk = 0;
+        if (vf->add && !view_table_constants(tb, vf->add, &k, &nk)) {
+            vf_real(vf, "", "a partition value cannot be read with certainty");
+            return;
+        }
+        pred_status st = pred_bind_constants(pred, m, k, nk, &vf->pred, &perr);
+        free(k);
+        if (st != PRED_OK) {
             vf_real(vf, "where does not fit this file: ", perr.msg);
             return;
         }
-        for (size_t i = 0; i < pred_bound_ncols(vf->pred); i++)
+        const pred_truth truth = pred_bound_truth(vf->pred);
+        if (truth != PRED_TRUTH_VARIES) { /* decided by the partition values */
+            vf->select_none = truth != PRED_TRUTH_TRUE;
+            pred_bound_free(vf->pred);
+            vf->pred = NULL;
+        }
+        for (size_t i = 0; vf->pred && i < pred_bound_ncols(vf->pred); i++)
             vf->filter_col[pred_bound_leaf(vf->pred, i)] = true;
     }
+    char *const *columns = tb ? tb->columns : h->columns;
+    const size_t n_columns = tb ? tb->n_columns : h->n_columns;
     for (uint32_t i = 0; i < m->n_leaves; i++)
-        vf->want_col[i] = h->n_columns == 0;
-    pq_column_resolver *names = h->n_columns ? pq_column_resolver_new(m) : NULL;
-    if (h->n_columns && !names) {
+        vf->want_col[i] = n_columns == 0;
+    pq_column_resolver *names = n_columns ? pq_column_resolver_new(m) : NULL;
+    if (n_columns && !names) {
         vf_real(vf, "", "out of memory");
         return;
     }
-    for (size_t i = 0; i < h->n_columns; i++) {
+    for (size_t i = 0; i < n_columns; i++) {
         pq_column_match cm;
-        if (pq_column_resolve(names, h->columns[i], &cm) == PQ_RESOLVE_OK)
+        if (pq_column_resolve(names, columns[i], &cm) == PQ_RESOLVE_OK)
             vf->want_col[cm.leaf] = true;
     }
     pq_column_resolver_free(names);
@@ -312,7 +372,12 @@ static int evaluate_selection(const view_env *env, const sv_view *v, const plain
      * TODO: evaluate off the reader's thread, so no interrupt costs it. */
     sv_cancel tok;
     object_io_cancel_init_under(env->plain->io, &tok, reader);
-    return select_rows(env, v->hint, pf, vf, vf->pred, selected_rows, err, &tok);
+    dv_bitmap *dv = NULL;
+    if (vf->add && vf->add->has_dv && view_table_deletion_vector(env, v->table, vf->add, &dv, err, &tok) != 0)
+        return -1; /* the file is served real: never rows a Delta reader would not see */
+    int rc = select_rows(env, v->hint, pf, vf, vf->pred, dv, selected_rows, err, &tok);
+    dv_bitmap_free(dv);
+    return rc;
 }
 
 int view_file_ensure_selected(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,

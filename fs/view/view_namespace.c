@@ -12,6 +12,7 @@
 #include "view_read.h"
 #include "view_registry.h"
 #include "view_stats.h"
+#include "view_table.h"
 
 static void dir_attr(uint64_t ino, int64_t mtime, sv_attr *out)
 {
@@ -67,6 +68,12 @@ static void tree_attr_in_view(const view_registry *r, const sv_view *v, const tr
     out->mtime = v->mtime;
 }
 
+/* The plain-path directory a view shows: its table's, or the mount's root. */
+static uint64_t view_root(const sv_view *v)
+{
+    return v->table ? v->table->dir_ino : TREE_ROOT_INO;
+}
+
 /* The accepted record an inode inside a view belongs to (a new reference), or NULL. */
 static sv_view *view_of(view_registry *r, uint64_t ino)
 {
@@ -98,7 +105,7 @@ int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *o
         int rc = -ENOENT;
         pthread_mutex_lock(&r->lock);
         if (v->state == HINT_ACCEPTED) {
-            dir_attr(view_ino(v->id, TREE_ROOT_INO), v->mtime, out);
+            dir_attr(view_ino(v->id, view_root(v)), v->mtime, out);
             /* Cached like the plain tree's directories: removing the hint
              * invalidates the entry (a view made again under the name is a
              * new inode). */
@@ -156,7 +163,7 @@ static bool list_records(view_registry *r, uint64_t ino, sv_dirents *d)
         char fname[VIEW_NAME_MAX + 16];
         if (ino == SV_INO_VIEWS) {
             if (v->state == HINT_ACCEPTED)
-                ok = sv_dirents_push(d, v->name, view_ino(v->id, TREE_ROOT_INO), S_IFDIR);
+                ok = sv_dirents_push(d, v->name, view_ino(v->id, view_root(v)), S_IFDIR);
             continue;
         }
         if (v->state != HINT_REJECTED) {
@@ -197,7 +204,7 @@ int views_readdir(view_registry *r, uint64_t ino, sv_dirents *d, const sv_cancel
         view_unref(v);
         return rc;
     }
-    uint64_t parent = base == TREE_ROOT_INO ? SV_INO_VIEWS : view_ino(id, tree_parent(r->env.plain->tree, base));
+    uint64_t parent = base == view_root(v) ? SV_INO_VIEWS : view_ino(id, tree_parent(r->env.plain->tree, base));
     bool ok = sv_dirents_push(d, ".", ino, S_IFDIR) && sv_dirents_push(d, "..", parent, S_IFDIR);
     for (size_t i = 0; ok && i < snap.n; i++)
         ok = sv_dirents_push(d, snap.entries[i].name, view_ino(id, snap.entries[i].ino),

@@ -1,4 +1,5 @@
 #include "view_registry.h"
+#include "view_table.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ void view_unref(sv_view *v)
         vf = next;
     }
     hint_free(v->hint);
+    view_table_free(v->table);
     free(v->json);
     free(v->error);
     pthread_mutex_destroy(&v->lock);

@@ -50,6 +50,7 @@ typedef struct sv_view {
     size_t json_len;
     char *error;           /* the last rejection, or NULL */
     sv_hint *hint;         /* set once, when accepted; read without the lock after */
+    struct view_table *table; /* the hint's table (view_table.h), or NULL; set with hint */
     int writers;           /* handles open for writing NAME.json */
     bool detached;         /* removed from the registry */
 

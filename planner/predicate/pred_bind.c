@@ -2,6 +2,7 @@
  * (column_resolve.h), type checks, literals coerced to the columns' values;
  * see predicate.h. */
 #include "predicate_internal.h"
+#include "sv_civil.h"
 
 #include "column_resolve.h"
 
@@ -252,7 +253,7 @@ static pred_status coerce(binder *B, uint32_t col, const plit *l, pqv *out)
         if (l->kind == L_DATE) {
             days = l->days;
         } else if (l->kind == L_STRING) {
-            if (!pred_parse_date(l->s, l->slen, &days))
+            if (!sv_parse_date(l->s, l->slen, &days))
                 return pred_fail_at(B->err, PRED_E_TYPE, l->pos,
                                     "cannot compare column %s (DATE) with a string literal that is "
                                     "not a date 'YYYY-MM-DD'",
@@ -272,7 +273,7 @@ static pred_status coerce(binder *B, uint32_t col, const plit *l, pqv *out)
         } else if (l->kind == L_DATE) {
             secs = (int64_t)l->days * 86400;
         } else if (l->kind == L_STRING) {
-            if (!pred_parse_timestamp(l->s, l->slen, &secs, &nanos))
+            if (!sv_parse_timestamp(l->s, l->slen, &secs, &nanos))
                 return pred_fail_at(B->err, PRED_E_TYPE, l->pos,
                                     "cannot compare column %s (TIMESTAMP) with a string literal "
                                     "that is not a timestamp 'YYYY-MM-DD[ HH:MM:SS[.fffffffff]]'",

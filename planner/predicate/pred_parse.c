@@ -2,6 +2,7 @@
  * by recursive descent over the tokens of pred_lex.c; see predicate.h for
  * the grammar. */
 #include "predicate_internal.h"
+#include "sv_civil.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +35,24 @@ size_t pred_column_count(const pred_expr *e)
 const char *pred_column_name(const pred_expr *e, size_t i)
 {
     return e && i < e->n_names ? e->names[i].s : NULL;
+}
+
+pred_status pred_rename_columns(pred_expr *e, const char *(*map)(void *ctx, const char *name), void *ctx,
+                                pred_error *err)
+{
+    if (!e || !map)
+        return sv_fail(err, PRED_E_INVALID, 0, "NULL argument");
+    for (uint32_t i = 0; i < e->n_names; i++) {
+        const char *to = map(ctx, e->names[i].s);
+        if (!to)
+            return pred_fail_at(err, PRED_E_COLUMN, e->names[i].pos, "unknown column '%s'", e->names[i].s);
+        char *copy = strdup(to);
+        if (!copy)
+            return pred_nomem(err);
+        free(e->names[i].s);
+        e->names[i].s = copy;
+    }
+    return PRED_OK;
 }
 
 static pred_status new_node(parser *P, pkind kind, size_t pos, uint32_t *out)
@@ -268,10 +287,10 @@ static pred_status parse_literal(parser *P, uint32_t *out)
         bool ok;
         if (date) {
             l->kind = L_DATE;
-            ok = pred_parse_date(s, n, &l->days);
+            ok = sv_parse_date(s, n, &l->days);
         } else {
             l->kind = L_TIMESTAMP;
-            ok = pred_parse_timestamp(s, n, &l->secs, &l->nanos);
+            ok = sv_parse_timestamp(s, n, &l->secs, &l->nanos);
         }
         free(s);
         if (!ok)

@@ -107,6 +107,13 @@ void pred_free(pred_expr *e);
 size_t pred_column_count(const pred_expr *e);
 const char *pred_column_name(const pred_expr *e, size_t i);
 
+/* Replace every column name by what map gives for it (copied; a Delta
+ * table's logical names by physical ones). map returning NULL: an unknown
+ * column (PRED_E_COLUMN at the name's position); names already replaced
+ * stay replaced. */
+pred_status pred_rename_columns(pred_expr *e, const char *(*map)(void *ctx, const char *name), void *ctx,
+                                pred_error *err);
+
 /* ---------------- binding ---------------- */
 
 /* Bound to one file's schema; owns copies of everything it needs (the

@@ -31,10 +31,6 @@ pred_status pred_nomem(pred_error *err);
 
 /* ---------------- dates and times (pred_datetime.c) ---------------- */
 
-/* 'YYYY-MM-DD': days since 1970-01-01. */
-bool pred_parse_date(const char *s, size_t n, int32_t *days);
-/* 'YYYY-MM-DD[( |T)HH:MM:SS[.f{1,9}]]' in the literal's own frame. */
-bool pred_parse_timestamp(const char *s, size_t n, int64_t *secs, uint32_t *nanos);
 /* A timestamp literal as a value comparable with a column of type t. */
 bool pred_timestamp_value(int64_t secs, uint32_t nanos, const pqv_type *t, pqv *out);
 

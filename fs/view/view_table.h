@@ -1,0 +1,54 @@
+/* A hint's table (its "table" field): the directory the view shows, and
+ * for a Delta table the snapshot the hint was accepted against, with which
+ * the hint's logical names become the Parquet files' physical ones:
+ *   - the predicate and the columns are renamed through the schema's
+ *     column mapping;
+ *   - a file's partition values become constants of the predicate
+ *     (delta_partition.h): a file its partitions exclude is selected
+ *     empty without any fetch, a file they include is judged on its own
+ *     columns only;
+ *   - a file's deletion vector removes its deleted rows from the selection
+ *     before any value is fetched;
+ *   - files that are not in the snapshot are served real.
+ * Built once when the hint is accepted; read-only after. */
+#ifndef SIEVE_VIEW_TABLE_H
+#define SIEVE_VIEW_TABLE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deletion_vector.h"
+#include "hint.h"
+#include "predicate.h"
+#include "table_registry.h"
+#include "view.h"
+
+typedef struct view_table {
+    uint64_t dir_ino;      /* the table's directory (the view's root) */
+    char *path;            /* relative to the mount ("" for its root) */
+    table_snap *snap;      /* NULL: a directory of Parquet files without a Delta log */
+    pred_expr *pred;       /* the hint's where with physical names (NULL: none) */
+    char **columns;        /* the hint's columns, physical (n_columns as in the hint) */
+    size_t n_columns;
+} view_table;
+
+/* Bind h (with h->table set) to its table: 0, or HINT_E_TABLE with err
+ * saying why the hint does not fit (no such directory, a protocol feature
+ * views cannot honour, an unknown column). */
+int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_error *err, const sv_cancel *tok);
+void view_table_free(view_table *t);
+
+/* The file of the table at relpath (relative to the mount), or NULL when it
+ * is not in the snapshot (or the table has none). */
+const delta_add *view_table_file(const view_table *t, const char *relpath);
+
+/* The file's partition values as predicate constants (malloc'd array of
+ * *n): false when one of them cannot be read with certainty. */
+bool view_table_constants(const view_table *t, const delta_add *f, pred_constant **out, size_t *n);
+
+/* The file's deletion vector, read (inline, or from its file in the table's
+ * directory): 0, or an error (the file is then served real). */
+int view_table_deletion_vector(const view_env *env, const view_table *t, const delta_add *f, dv_bitmap **out,
+                               sv_error *err, const sv_cancel *tok);
+
+#endif
