@@ -456,3 +456,28 @@ int delta_log_version_at(const delta_log_entry *entries, size_t n, int64_t times
     sorted_listing_free(&s);
     return rc;
 }
+
+bool delta_version_spec_restricts(const delta_version_spec *spec)
+{
+    return spec && spec->kind != DELTA_VERSION_LATEST;
+}
+
+bool delta_log_name_visible(const char *name, int64_t max_version)
+{
+    delta_log_file f;
+    switch (delta_log_classify(name, strlen(name), &f)) {
+    case DELTA_LOG_FILE_COMMIT:
+    case DELTA_LOG_FILE_CHECKPOINT:
+    case DELTA_LOG_FILE_CHECKPOINT_PART:
+    case DELTA_LOG_FILE_CHECKPOINT_V2:
+    case DELTA_LOG_FILE_CHECKSUM:
+        return f.version <= max_version;
+    case DELTA_LOG_FILE_COMPACTION:
+        return f.end_version <= max_version;
+    case DELTA_LOG_FILE_LAST_CHECKPOINT:
+        return false;
+    case DELTA_LOG_FILE_OTHER:
+        break;
+    }
+    return true;
+}

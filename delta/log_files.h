@@ -125,6 +125,27 @@ int delta_log_plan_build(const delta_log_entry *entries, size_t n, int64_t versi
                          const delta_log_hint *hint, delta_log_plan *out, sv_error *err);
 void delta_log_plan_free(delta_log_plan *p);
 
+/* Which version of its tables a mount shows (--version, --timestamp). */
+typedef struct {
+    enum {
+        DELTA_VERSION_LATEST = 0, /* a zeroed spec: the latest version */
+        DELTA_VERSION_AT,         /* version */
+        DELTA_VERSION_AS_OF,      /* the latest version committed at or before timestamp_ms */
+    } kind;
+    int64_t version;
+    int64_t timestamp_ms;
+} delta_version_spec;
+
+/* Whether spec names an older version than the latest (entries after it
+ * are then hidden from the mount). */
+bool delta_version_spec_restricts(const delta_version_spec *spec);
+
+/* Whether a _delta_log/ entry belongs to versions up to max_version: a
+ * commit, checkpoint or checksum at a later version, a compaction ending
+ * after it, and _last_checkpoint (which may name a later checkpoint) do
+ * not; anything else does. */
+bool delta_log_name_visible(const char *name, int64_t max_version);
+
 /* The version as of time timestamp_ms: the greatest commit version whose
  * last-modified time is <= timestamp_ms. Times are first made increasing in
  * version order (a commit not after its predecessor counts as 1 ms after it),

@@ -29,6 +29,7 @@
 #include "log.h"
 #include "mountinfo.h"
 #include "s3_client.h"
+#include "sv_civil.h"
 #include "warmup.h"
 
 static const char usage_mount[] =
@@ -87,6 +88,13 @@ static const char usage_mount[] =
     "  --partial-memory SIZE memory views may hold for partial reads (planning\n"
     "                        buffers, page images; default 512M); over it, pages\n"
     "                        are read the ordinary way\n"
+    "  --version N           show every Delta table of the mount as of version N:\n"
+    "                        _delta_log/ entries after it are hidden from listings\n"
+    "                        and lookups (and _last_checkpoint), so Delta readers\n"
+    "                        read that version (default: the latest)\n"
+    "  --timestamp TIME      the same as of a time: for each table, the latest\n"
+    "                        version committed at or before TIME (UTC, like\n"
+    "                        2024-05-01T12:00:00Z or 2024-05-01)\n"
     "  -f, --foreground      stay in the foreground, log to stderr\n"
     "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
@@ -95,7 +103,8 @@ static const char usage_mount[] =
     CLI_CREDENTIALS_HELP
     "\n"
     "MOUNTPOINT/.sieve/stats (hidden from listings) shows read and S3 counters;\n"
-    "MOUNTPOINT/.sieve/profile the connection profile and the warmup's state.\n";
+    "MOUNTPOINT/.sieve/profile the connection profile and the warmup's state;\n"
+    "MOUNTPOINT/.sieve/tables/TABLE/snapshot.json each Delta table's snapshot.\n";
 
 typedef struct {
     const char *source;
@@ -114,6 +123,7 @@ typedef struct {
     bool request_cost_set; /* --request-cost given: overrides the profile */
     uint64_t partial_memory;
     const char *cache_dir; /* NULL: none */
+    delta_version_spec table_version; /* --version, --timestamp */
     double warmup_s;      /* --warmup: sampling time, 0 for none */
     uint64_t read_timeout_ms;
     bool foreground;
@@ -163,7 +173,7 @@ static void fail(const char *fmt, ...)
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
     enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD,
-           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR };
+           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR, OPT_VERSION, OPT_TIMESTAMP };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -178,6 +188,8 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"cache-dir", required_argument, NULL, OPT_CACHEDIR},
         {"warmup", required_argument, NULL, OPT_WARMUP},
         {"read-timeout", required_argument, NULL, OPT_READTIMEOUT},
+        {"version", required_argument, NULL, OPT_VERSION},
+        {"timestamp", required_argument, NULL, OPT_TIMESTAMP},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -276,6 +288,29 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             if (!cli_parse_duration_ms(optarg, 1000, 3600000, &o->read_timeout_ms))
                 fail("--read-timeout '%s': expected a duration from 1s to 1h, like 30s, 1500ms or 2m", optarg);
             break;
+        case OPT_VERSION: {
+            char *end;
+            errno = 0;
+            long long v = strtoll(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 0 || o->table_version.kind == DELTA_VERSION_AS_OF)
+                fail("--version '%s': expected a table version (0 or more), and not with --timestamp", optarg);
+            o->table_version = (delta_version_spec){.kind = DELTA_VERSION_AT, .version = v};
+            break;
+        }
+        case OPT_TIMESTAMP: {
+            size_t n = strlen(optarg);
+            int64_t secs;
+            uint32_t nanos;
+            if (n && optarg[n - 1] == 'Z')
+                n--;
+            if (!sv_parse_timestamp(optarg, n, &secs, &nanos) || o->table_version.kind == DELTA_VERSION_AT)
+                fail("--timestamp '%s': expected a UTC time like 2024-05-01T12:00:00Z or 2024-05-01, and not with "
+                     "--version",
+                     optarg);
+            o->table_version = (delta_version_spec){.kind = DELTA_VERSION_AS_OF,
+                                                    .timestamp_ms = secs * 1000 + nanos / 1000000};
+            break;
+        }
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
         case 'o': o->fuse_opts = optarg; break;
@@ -676,6 +711,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
     fc.plain.read_timeout_ms = o->read_timeout_ms;
     fc.plain.prefetch.kernel_readahead = o->read_ahead;
+    fc.plain.table_version = o->table_version;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;
     fc.cache_dir = o->cache_dir;

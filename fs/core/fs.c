@@ -78,7 +78,6 @@ void sv_fs_config_defaults(sv_fs_config *cfg)
     cfg->profile = NULL;
     cfg->request_cost_override = -1;
     cfg->partial_memory = PARTIAL_MEMORY_DEFAULT;
-    cfg->table_version = (table_version_spec){-1, -1};
 }
 
 sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cfg)
@@ -94,7 +93,7 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
     /* Walked page maps take a sixteenth of the cache budget on top of it,
      * as footers take an eighth. */
     fs->page_maps = page_map_cache_create(cfg->plain.cache_bytes / 16, cfg->cache_dir, stats);
-    fs->tables = fs->plain ? table_registry_create(fs->plain, &cfg->table_version, true) : NULL;
+    fs->tables = fs->plain ? table_registry_create(fs->plain, &cfg->plain.table_version, true) : NULL;
     view_env env = {.plain = fs->plain, .profile = cfg->profile,
                     .request_cost_override = cfg->request_cost_override,
                     .partial_mem = &fs->partial_mem, .page_maps = fs->page_maps, .tables = fs->tables};

@@ -20,7 +20,6 @@
 #include "stats.h"
 #include "sv_cancel.h"
 #include "sv_error.h"
-#include "table_snapshot.h"
 #include "vfs_types.h"
 
 /* --read-timeout's default. A read that has not completed in this long is
@@ -31,7 +30,8 @@
 #define SV_READ_TIMEOUT_DEFAULT_MS 60000u
 
 typedef struct {
-    plain_config plain;    /* the plain tree, its caches and prefetch; plain.read_timeout_ms: --read-timeout */
+    plain_config plain;    /* the plain tree, its caches and prefetch; plain.read_timeout_ms: --read-timeout;
+                              plain.table_version: --version, --timestamp */
     /* The mount's measured link, which views price their plans with
      * (profiler/cost_model.h); NULL: no profile, so views read pages with
      * selected rows whole. Owned by the caller; must outlive the fs. */
@@ -46,9 +46,6 @@ typedef struct {
     /* --cache-dir: where walked page maps are kept across mounts (an
      * existing directory), or NULL. Owned by the caller. */
     const char *cache_dir;
-    /* --version / --timestamp: which version of each Delta table the mount
-     * shows (version -1 and timestamp_ms -1: the latest). */
-    table_version_spec table_version;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);

@@ -83,8 +83,71 @@ int plain_tree_errno(store_status st, const sv_cancel *tok)
     return -store_status_errno(st);
 }
 
+/* Whether dir is a _delta_log/ directory. */
+static bool is_delta_log(plain_fs *p, uint64_t dir)
+{
+    char *key = tree_key(p->tree, dir);
+    const size_t n = key ? strlen(key) : 0;
+    const bool yes = n >= 11 && strcmp(key + n - 11, "_delta_log/") == 0 && (n == 11 || key[n - 12] == '/');
+    free(key);
+    return yes;
+}
+
+/* The latest version the mount shows of the log in directory dir (listed
+ * in snap): INT64_MAX when it shows all; -1 when the time asked for is
+ * before the table's first commit. */
+static int64_t log_max_version(plain_fs *p, const tree_dir_snapshot *snap)
+{
+    const delta_version_spec *spec = &p->cfg.table_version;
+    if (spec->kind == DELTA_VERSION_AT)
+        return spec->version;
+    delta_log_entry *e = calloc(snap->n ? snap->n : 1, sizeof *e);
+    if (!e)
+        return INT64_MAX; /* nothing known to hide */
+    size_t n = 0;
+    for (size_t i = 0; i < snap->n; i++) {
+        tree_attr ta;
+        if (!snap->entries[i].is_dir && tree_getattr(p->tree, snap->entries[i].ino, &ta) == STORE_OK)
+            e[n++] = (delta_log_entry){snap->entries[i].name, ta.size, ta.mtime * 1000};
+    }
+    int64_t v = -1;
+    if (delta_log_version_at(e, n, spec->timestamp_ms, &v, NULL) != 0)
+        v = -1;
+    free(e);
+    return v;
+}
+
+/* Drop the entries after max from snap. */
+static void hide_later(tree_dir_snapshot *snap, int64_t max)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < snap->n; i++) {
+        if (snap->entries[i].is_dir || delta_log_name_visible(snap->entries[i].name, max))
+            snap->entries[k++] = snap->entries[i];
+        else
+            free(snap->entries[i].name);
+    }
+    snap->n = k;
+}
+
+bool plain_hidden(plain_fs *p, uint64_t parent, const char *name, const sv_cancel *tok)
+{
+    if (!delta_version_spec_restricts(&p->cfg.table_version) || !is_delta_log(p, parent))
+        return false;
+    if (p->cfg.table_version.kind == DELTA_VERSION_AT)
+        return !delta_log_name_visible(name, p->cfg.table_version.version);
+    tree_dir_snapshot snap;
+    if (tree_readdir(p->tree, parent, &snap, tok) != STORE_OK)
+        return false; /* the lookup itself will fail or find it: nothing to hide yet */
+    const int64_t max = log_max_version(p, &snap);
+    tree_dir_snapshot_free(&snap);
+    return !delta_log_name_visible(name, max);
+}
+
 int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok)
 {
+    if (plain_hidden(p, parent, name, tok))
+        return -ENOENT;
     tree_attr ta;
     store_status st = tree_lookup(p->tree, parent, name, &ta, tok);
     if (st != STORE_OK)
@@ -112,6 +175,8 @@ int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out, const sv_ca
         return -ENOTDIR;
     if (st == STORE_OK)
         st = tree_readdir(p->tree, ino, out, tok);
+    if (st == STORE_OK && delta_version_spec_restricts(&p->cfg.table_version) && is_delta_log(p, ino))
+        hide_later(out, log_max_version(p, out));
     return plain_tree_errno(st, tok);
 }
 

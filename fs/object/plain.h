@@ -15,6 +15,7 @@
 
 #include "block_cache.h"
 #include "footer_cache.h"
+#include "log_files.h"
 #include "object_read.h"
 #include "object_store.h"
 #include "prefetch.h"
@@ -38,6 +39,10 @@ typedef struct {
     double delta_log_attr_timeout_s;
     double dir_attr_timeout_s;
     prefetch_config prefetch;  /* max_window is at most a quarter of cache_bytes */
+    /* --version / --timestamp: the Delta table version the mount shows;
+     * _delta_log/ entries after it are hidden (zeroed: the latest, nothing
+     * hidden). */
+    delta_version_spec table_version;
 } plain_config;
 
 typedef struct {
@@ -68,8 +73,12 @@ void plain_attr(const plain_fs *p, const tree_attr *ta, sv_attr *out);
  * -EINTR or -ESHUTDOWN (its reason). */
 int plain_lookup(plain_fs *p, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok);
 int plain_getattr(plain_fs *p, uint64_t ino, sv_attr *out);
-/* The children of a directory (no "." or ".."). */
+/* The children of a directory (no "." or ".."), without the _delta_log/
+ * entries after the version the mount shows. */
 int plain_readdir(plain_fs *p, uint64_t ino, tree_dir_snapshot *out, const sv_cancel *tok);
+/* Whether name in directory parent is hidden: a _delta_log/ entry after
+ * the version the mount shows. Lookups answer ENOENT for it. */
+bool plain_hidden(plain_fs *p, uint64_t parent, const char *name, const sv_cancel *tok);
 /* 0 or -errno of a tree call; a cancelled one gives its token's reason. */
 int plain_tree_errno(store_status st, const sv_cancel *tok);
 /* The object version a file inode stands for. */

@@ -69,7 +69,8 @@ table_registry *table_registry_create(plain_fs *p, const table_version_spec *spe
     if (!r)
         return NULL;
     r->p = p;
-    r->spec = spec ? *spec : (table_version_spec){-1, -1};
+    if (spec)
+        r->spec = *spec;
     r->background = background;
     pthread_mutex_init(&r->lock, NULL);
     sv_cond_init(&r->loaded);
@@ -242,7 +243,7 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
     pthread_mutex_unlock(&r->lock);
 
     delta_snapshot *s = NULL;
-    table_version_spec at = {want, -1};
+    table_version_spec at = {.kind = DELTA_VERSION_AT, .version = want};
     int rc = table_snapshot_load(r->p, dir_ino, &at, &s, err, tok);
     table_snap *t = NULL;
     if (rc == 0 && !(t = calloc(1, sizeof *t))) {

@@ -206,10 +206,10 @@ static int read_sidecars(plain_fs *p, const table_log_listing *l, feed *f, const
 int64_t table_version_resolve(const delta_log_entry *entries, size_t n, const table_version_spec *spec,
                               sv_error *err)
 {
-    if (spec && spec->version >= 0)
+    if (spec && spec->kind == DELTA_VERSION_AT)
         return spec->version;
     int64_t v = -1;
-    if (spec && spec->timestamp_ms >= 0) {
+    if (spec && spec->kind == DELTA_VERSION_AS_OF) {
         if (delta_log_version_at(entries, n, spec->timestamp_ms, &v, err) != 0)
             return -1;
         return v;

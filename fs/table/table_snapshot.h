@@ -17,10 +17,7 @@
 #define TABLE_LOG_MAX_FILE (1ull << 30) /* one log file read whole */
 
 /* Which version a mount shows (--version, --timestamp). */
-typedef struct {
-    int64_t version;      /* >= 0: this version; -1: the latest */
-    int64_t timestamp_ms; /* >= 0 (version -1): the latest version committed at or before this time */
-} table_version_spec;
+typedef delta_version_spec table_version_spec;
 
 /* Codes of the errors below (the object or step is in the message). */
 typedef enum {
@@ -32,7 +29,8 @@ typedef enum {
 } table_status;
 
 /* The version spec resolved against a listing of _delta_log/ (spec NULL:
- * the latest): -1 with err set when there is no such version. */
+ * the latest): -1 with err set when there is no such version. A version
+ * past the latest is returned as is (the plan then refuses it). */
 int64_t table_version_resolve(const delta_log_entry *entries, size_t n, const table_version_spec *spec,
                               sv_error *err);
 

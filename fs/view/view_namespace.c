@@ -122,7 +122,9 @@ int views_lookup(view_registry *r, uint64_t parent, const char *name, sv_attr *o
     if (!v)
         return -ENOENT;
     tree_attr ta;
-    store_status st = tree_lookup(r->env.plain->tree, parent & VIEW_BASE_MASK, name, &ta, tok);
+    store_status st = plain_hidden(r->env.plain, parent & VIEW_BASE_MASK, name, tok)
+                          ? STORE_ERR_NOT_FOUND
+                          : tree_lookup(r->env.plain->tree, parent & VIEW_BASE_MASK, name, &ta, tok);
     if (st == STORE_OK)
         tree_attr_in_view(r, v, &ta, out);
     view_unref(v);

@@ -98,7 +98,7 @@ static const delta_add *file_at(const delta_snapshot *s, const char *path)
 /* One version of one table against what its writers' readers saw. */
 static void check_version(const char *table, uint64_t dir, const char *version, json_t *facts)
 {
-    table_version_spec spec = {strtoll(version, NULL, 10), -1};
+    table_version_spec spec = {.kind = DELTA_VERSION_AT, .version = strtoll(version, NULL, 10)};
     delta_snapshot *s = NULL;
     sv_error err = {0};
     cr_assert_eq(table_snapshot_load(p, dir, &spec, &s, &err, NULL), 0, "%s v%s: %s", table, version, err.msg);
@@ -194,7 +194,7 @@ Test(table_snapshot, deletion_vectors_delete_the_rows_spark_deleted)
     size_t checked = 0;
     json_object_foreach(versions, version, facts)
     {
-        table_version_spec spec = {strtoll(version, NULL, 10), -1};
+        table_version_spec spec = {.kind = DELTA_VERSION_AT, .version = strtoll(version, NULL, 10)};
         delta_snapshot *s = NULL;
         sv_error err = {0};
         cr_assert_eq(table_snapshot_load(p, dir, &spec, &s, &err, NULL), 0, "%s", err.msg);
@@ -270,7 +270,7 @@ Test(table_snapshot, broken_logs_are_errors)
     delta_snapshot *s = NULL;
     sv_error err = {0};
     cr_expect_eq(table_snapshot_load(p, dir_ino("plain"), NULL, &s, &err, NULL), TABLE_E_NOT_A_TABLE, "%s", err.msg);
-    table_version_spec far = {99, -1};
+    table_version_spec far = {.kind = DELTA_VERSION_AT, .version = 99};
     cr_expect_neq(table_snapshot_load(p, dir_ino("gap"), &far, &s, &err, NULL), 0);
     cr_expect(strstr(err.msg, "99") != NULL, "%s", err.msg);
     cr_expect_null(s);
