@@ -10,18 +10,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char usage_hint[] =
-    "usage: sievefs hint MOUNTPOINT NAME [--where PREDICATE] [--columns A,B,...]\n"
-    "                    [--rows FILE:START-END[,FILE:START-END...]]\n"
+    "usage: sievefs hint MOUNTPOINT[/TABLE] NAME [--where PREDICATE] [--columns A,B,...]\n"
+    "                    [--rows FILE:START-END[,FILE:START-END...]] [--table TABLE]\n"
     "       sievefs hint MOUNTPOINT NAME --remove\n"
     "\n"
     "Hands a running mount a selection hint and prints the path of the view it\n"
     "creates, MOUNTPOINT/.sieve/views/NAME. Queries that read the table through\n"
     "the view must select a subset of the hinted rows (see docs/hints.md).\n"
+    "A path below the mount point names the hint's table (a Delta table or a\n"
+    "directory of Parquet files): its view shows that directory, and the\n"
+    "predicate and columns use the table's (logical) column names.\n"
     "\n"
     "options:\n"
+    "  --table TABLE       the table's directory relative to the mount (instead\n"
+    "                      of giving it in the first argument)\n"
     "  --where PREDICATE   rows to select, e.g. \"l_orderkey IN (7, 42) AND l_tax > 0.05\"\n"
     "  --columns A,B       the columns the query projects (fetched together)\n"
     "  --rows FILE:S-E     file rows [S, E) (0-based, relative to the mount); repeat\n"
@@ -87,10 +93,37 @@ static void print_rejection(const char *dir, const char *name, int err)
         fprintf(stderr, "sievefs hint: error: cannot write %s/%s.json: %s\n", dir, name, strerror(err));
 }
 
+/* The mount a path lies in (the nearest directory holding .sieve/hints)
+ * into mount, and the path below it into table ("" when path is the mount
+ * point). False when path is in no sievefs mount. */
+static bool split_mount_path(const char *path, char *mount, size_t msz, char *table, size_t tsz)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        return false;
+    char probe[PATH_MAX + 32];
+    for (size_t n = strlen(real);;) {
+        snprintf(probe, sizeof probe, "%.*s/.sieve/hints", (int)n, real);
+        struct stat st;
+        if (stat(probe, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(mount, msz, "%.*s", (int)(n ? n : 1), n ? real : "/");
+            const char *rest = real + n;
+            snprintf(table, tsz, "%s", *rest == '/' ? rest + 1 : rest);
+            return true;
+        }
+        while (n > 0 && real[n - 1] != '/')
+            n--;
+        if (n <= 1)
+            return false;
+        n--; /* drop the slash */
+    }
+}
+
 int cli_hint(int argc, char **argv)
 {
-    enum { OPT_WHERE = 1000, OPT_COLUMNS, OPT_ROWS, OPT_REMOVE };
+    enum { OPT_WHERE = 1000, OPT_COLUMNS, OPT_ROWS, OPT_REMOVE, OPT_TABLE };
     static const struct option opts[] = {
+        {"table", required_argument, NULL, OPT_TABLE},
         {"where", required_argument, NULL, OPT_WHERE},
         {"columns", required_argument, NULL, OPT_COLUMNS},
         {"rows", required_argument, NULL, OPT_ROWS},
@@ -115,6 +148,9 @@ int cli_hint(int argc, char **argv)
             return 0;
         case OPT_WHERE:
             json_object_set_new(doc, "where", json_string(optarg));
+            break;
+        case OPT_TABLE:
+            json_object_set_new(doc, "table", json_string(optarg));
             break;
         case OPT_COLUMNS: {
             if (!cols)
@@ -148,7 +184,22 @@ int cli_hint(int argc, char **argv)
         json_decref(cols);
         return rc;
     }
-    const char *mp = argv[optind], *name = argv[optind + 1];
+    const char *name = argv[optind + 1];
+    char mp[PATH_MAX], table[PATH_MAX];
+    if (!split_mount_path(argv[optind], mp, sizeof mp, table, sizeof table)) {
+        /* not (yet) a mount: let the write below say why */
+        snprintf(mp, sizeof mp, "%s", argv[optind]);
+        table[0] = '\0';
+    }
+    if (table[0] && !remove_hint) {
+        if (json_object_get(doc, "table")) {
+            json_decref(doc);
+            json_decref(rows);
+            json_decref(cols);
+            return usage_error("the table is given twice (a path below the mount point and --table)", table);
+        }
+        json_object_set_new(doc, "table", json_string(table));
+    }
     if (!name[0] || strchr(name, '/') || name[0] == '.') {
         json_decref(doc);
         json_decref(rows);

@@ -88,12 +88,14 @@ int tables_ns_lookup(table_registry *r, plain_fs *p, uint64_t parent, const char
         return st == STORE_OK || st == STORE_ERR_NOT_FOUND ? -ENOENT : plain_tree_errno(st, tok);
     if (!leads) {
         /* A table not seen yet, asked for by its path (a driver reading
-         * its snapshot.json first): it is one when it holds _delta_log/. */
+         * its snapshot.json first): the directories on the way are looked
+         * up like this too, and the table is one once it holds _delta_log/. */
         tree_attr log;
         st = tree_lookup(p->tree, ta.ino, "_delta_log", &log, tok);
-        if (st != STORE_OK || !log.is_dir)
-            return st == STORE_OK || st == STORE_ERR_NOT_FOUND ? -ENOENT : plain_tree_errno(st, tok);
-        table_registry_saw(r, ta.ino);
+        if (st == STORE_OK && log.is_dir)
+            table_registry_saw(r, ta.ino);
+        else if (st != STORE_OK && st != STORE_ERR_NOT_FOUND)
+            return plain_tree_errno(st, tok);
     }
     dir_attr(p, dir_ino(ta.ino), out);
     return 0;

@@ -1,7 +1,9 @@
 /* MOUNTPOINT/.sieve/tables: one directory per table the mount has seen, at
  * its path relative to the mount (the directories above it too), holding
  * snapshot.json (table_json.h); the mount root's own table, if it is one,
- * has .sieve/tables/snapshot.json.
+ * has .sieve/tables/snapshot.json. A path not listed yet can be looked up
+ * all the same (every directory of the mount can): a table is seen once its
+ * path is asked for, so a driver can open TABLE/snapshot.json directly.
  *
  * Inodes: .sieve/tables is SV_INO_TABLES; below it a directory is
  * SV_INO_TABLE_NS_FLAG | the plain-path inode of the directory it stands
