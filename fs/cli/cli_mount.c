@@ -426,6 +426,14 @@ static void apply_profile(const warmup_apply *a, const conn_profile *p)
 
 static void on_warmup_done(void *ud, bool ok, const conn_profile *p, const char *why);
 
+/* The warmup samples files of the tables' current snapshots (a sample_ok). */
+static bool sample_current_file(void *ud, const char *key)
+{
+    sv_cancel tok;
+    sv_fs_cancel_init(ud, &tok);
+    return sv_fs_key_is_current(ud, key, &tok);
+}
+
 /* The mount's warmup and its one retry (link_profile_retry_once, from the
  * first query that wants a profile the warmup failed to measure). */
 typedef struct {
@@ -749,6 +757,8 @@ static int serve(const mount_opts *o, const char *mountpoint)
                                        o->stall_set};
         warmups.cfg.max_in_flight = o->max_connections_set ? o->max_connections : MOUNT_IN_FLIGHT_MAX;
         warmups.cfg.progress = on_warmup_progress;
+        warmups.cfg.sample_ok = sample_current_file;
+        warmups.cfg.sample_ud = fs;
         warmups.store = s3_client_store(s3.client);
         warmups.profile = profile;
         run_warmup(&warmups);

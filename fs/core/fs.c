@@ -128,6 +128,40 @@ store_status sv_fs_check(sv_fs *fs, sv_error *err)
     return plain_check(fs->plain, err);
 }
 
+bool sv_fs_key_is_current(sv_fs *fs, const char *key, const sv_cancel *tok)
+{
+    const char *prefix = fs->plain->cfg.prefix;
+    const size_t pl = strlen(prefix);
+    if (strncmp(key, prefix, pl) != 0)
+        return true;
+    const char *rel = key + pl;
+    /* the directories on the key's path, from the root down, until a table */
+    uint64_t dir = TREE_ROOT_INO;
+    for (const char *p = rel;;) {
+        tree_attr log;
+        if (tree_lookup(fs->plain->tree, dir, "_delta_log", &log, tok) == STORE_OK && log.is_dir) {
+            table_snap *t = NULL;
+            sv_error err = {0};
+            if (table_registry_snapshot(fs->tables, dir, &t, &err, tok) != 0)
+                return true;
+            const bool in = delta_snapshot_find(table_snap_get(t), p) != NULL;
+            table_snap_put(t);
+            return in;
+        }
+        const char *slash = strchr(p, '/');
+        if (!slash || (size_t)(slash - p) > TREE_NAME_MAX)
+            return true;
+        char comp[TREE_NAME_MAX + 1];
+        memcpy(comp, p, (size_t)(slash - p));
+        comp[slash - p] = '\0';
+        tree_attr ta;
+        if (tree_lookup(fs->plain->tree, dir, comp, &ta, tok) != STORE_OK || !ta.is_dir)
+            return true;
+        dir = ta.ino;
+        p = slash + 1;
+    }
+}
+
 /* ---- the namespace ------------------------------------------------------------ */
 
 static int lookup_in_namespaces(sv_fs *fs, uint64_t parent, const char *name, sv_attr *out, const sv_cancel *tok);

@@ -62,6 +62,11 @@ void sv_fs_destroy(sv_fs *fs);
  * listed, e.g. unknown bucket, bad credentials, unreachable endpoint. */
 store_status sv_fs_check(sv_fs *fs, sv_error *err);
 
+/* Whether object key (a full S3 key) is a file the mount's Delta tables
+ * read now: not under a table, or in its table's current snapshot (which is
+ * loaded if need be). True when that cannot be told. */
+bool sv_fs_key_is_current(sv_fs *fs, const char *key, const sv_cancel *tok);
+
 /* Lookups and opendir may list a directory first: tok (from
  * sv_fs_cancel_init, may be NULL) bounds that as it bounds a read; past its
  * deadline they fail with -EIO (logged), interrupted with -EINTR. */

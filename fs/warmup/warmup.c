@@ -113,8 +113,10 @@ static bool find_files(object_store *s, const warmup_config *c, const atomic_boo
                 const store_object_entry *e = &l.objects[i];
                 if (e->size < WARMUP_MIN_FILE)
                     continue;
-                if (ends_with(e->key, ".parquet"))
-                    take_file(files, n_files, e);
+                if (ends_with(e->key, ".parquet")) {
+                    if (!c->sample_ok || c->sample_ok(c->sample_ud, e->key))
+                        take_file(files, n_files, e);
+                }
                 else
                     take_file(other, &n_other, e);
             }

@@ -47,6 +47,10 @@ typedef struct {
     sv_stats *stats;         /* warmup_requests / warmup_bytes; may be NULL */
     warmup_progress_fn progress; /* may be NULL */
     void *progress_ud;
+    /* Whether a .parquet object may be sampled (a mount: a file of no Delta
+     * table, or of its table's current snapshot); NULL: every one. */
+    bool (*sample_ok)(void *ud, const char *key);
+    void *sample_ud;
 } warmup_config;
 
 void warmup_config_defaults(warmup_config *c);
