@@ -549,8 +549,8 @@ static int read_metadata(reader *R, uint32_t row, delta_metadata *md)
         rc = get_string(R, MD_DESC, row, &md->description);
     if (rc == 0)
         rc = get_string(R, MD_PROVIDER, row, &md->provider);
-    if (rc == 0 && (rc = get_string(R, MD_SCHEMA, row, &md->schema_string)) == 0)
-        rc = required(R, MD_SCHEMA, row, md->schema_string);
+    if (rc == 0)
+        rc = get_string(R, MD_SCHEMA, row, &md->schema_string); /* may be absent, as in JSON commits */
     if (rc == 0)
         rc = get_list(R, MD_PART_COLS, row, NULL, &md->partition_columns, &md->n_partition_columns);
     if (rc == 0)

@@ -441,7 +441,7 @@ static int parse_metadata(const ctx *c, const json_t *o, delta_metadata *m)
         return type_error(c, "format", "an object", format);
     ctx in = {c->action, "\"format\".", c->err};
     TRY(get_string(&in, format, "provider", true, &m->provider));
-    TRY(get_string(c, o, "schemaString", true, &m->schema_string));
+    TRY(get_string(c, o, "schemaString", false, &m->schema_string)); /* Delta Live Tables writes none at first */
     TRY(get_strings(c, o, "partitionColumns", true, &m->partition_columns, &m->n_partition_columns, NULL));
     TRY(get_map(c, o, "configuration", true, false, &m->configuration, &m->n_configuration, NULL));
     TRY(get_int(c, o, "createdTime", false, INT64_MIN, INT64_MAX, &m->created_time));

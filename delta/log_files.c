@@ -320,13 +320,27 @@ static int64_t after(int64_t cp, uint64_t i)
     return (int64_t)((uint64_t)cp + 1 + i);
 }
 
+/* The latest version a listing shows: its last commit's, or a later
+ * complete checkpoint's (a log whose commits were cleaned up keeps its
+ * checkpoint); -1 when neither. */
+static int64_t latest_of(const sorted_listing *s)
+{
+    size_t n_cp = 0;
+    const size_t cp = choose_checkpoint(&s->checkpoints, INT64_MAX, &n_cp);
+    int64_t v = s->commits.n ? s->commits.v[s->commits.n - 1].f.version : -1;
+    if (n_cp && s->checkpoints.v[cp].f.version > v)
+        v = s->checkpoints.v[cp].f.version;
+    return v;
+}
+
 static int build(const sorted_listing *s, int64_t version, const delta_log_hint *hint, delta_log_plan *p,
                  sv_error *err)
 {
     const listed_vec *commits = &s->commits;
-    if (commits->n == 0)
-        return sv_fail(err, DELTA_LOG_E_EMPTY, 0, "no commit (%0*d.json) in the listing", VERSION_DIGITS, 0);
-    p->latest_version = commits->v[commits->n - 1].f.version;
+    p->latest_version = latest_of(s);
+    if (p->latest_version < 0)
+        return sv_fail(err, DELTA_LOG_E_EMPTY, 0, "no commit (%0*d.json) or checkpoint in the listing",
+                       VERSION_DIGITS, 0);
     if (version < 0)
         version = p->latest_version;
     if (version > p->latest_version)
@@ -480,4 +494,14 @@ bool delta_log_name_visible(const char *name, int64_t max_version)
         break;
     }
     return true;
+}
+
+int64_t delta_log_latest_version(const delta_log_entry *entries, size_t n)
+{
+    sorted_listing s;
+    if (sort_listing(entries, n, &s, NULL) != 0)
+        return -1;
+    const int64_t v = latest_of(&s);
+    sorted_listing_free(&s);
+    return v;
 }

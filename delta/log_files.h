@@ -125,6 +125,10 @@ int delta_log_plan_build(const delta_log_entry *entries, size_t n, int64_t versi
                          const delta_log_hint *hint, delta_log_plan *out, sv_error *err);
 void delta_log_plan_free(delta_log_plan *p);
 
+/* The latest version of a listing: the last commit's, or a later complete
+ * checkpoint's; -1 when it has neither (or is invalid). */
+int64_t delta_log_latest_version(const delta_log_entry *entries, size_t n);
+
 /* Which version of its tables a mount shows (--version, --timestamp). */
 typedef struct {
     enum {

@@ -276,6 +276,8 @@ int delta_replay_finish(delta_replay *r, int64_t version, int64_t timestamp_ms, 
     int rc = 0;
     if (mode < 0) {
         rc = sv_fail(err, DELTA_REPLAY_E_INVALID, 0, "log replay: column mapping mode \"%s\" is unknown", mode_text);
+    } else if (!s->metadata.schema_string) {
+        /* metaData without a schema yet (Delta Live Tables): no columns */
     } else if (delta_schema_parse(s->metadata.schema_string, strlen(s->metadata.schema_string),
                                   (delta_mapping_mode)mode, s->metadata.partition_columns,
                                   s->metadata.n_partition_columns, &s->schema, err) != 0) {

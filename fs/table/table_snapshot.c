@@ -214,14 +214,9 @@ int64_t table_version_resolve(const delta_log_entry *entries, size_t n, const ta
             return -1;
         return v;
     }
-    for (size_t i = 0; i < n; i++) {
-        delta_log_file f;
-        if (delta_log_classify(entries[i].name, strlen(entries[i].name), &f) == DELTA_LOG_FILE_COMMIT &&
-            f.version > v)
-            v = f.version;
-    }
+    v = delta_log_latest_version(entries, n);
     if (v < 0)
-        sv_fail(err, TABLE_E_NOT_A_TABLE, 0, "_delta_log holds no commit");
+        sv_fail(err, TABLE_E_NOT_A_TABLE, 0, "_delta_log holds no commit or checkpoint");
     return v;
 }
 

@@ -241,8 +241,16 @@ Test(log_actions, metadata_with_column_mapping)
     rejects("{\"metaData\":{\"id\":\"t\",\"format\":{\"provider\":\"parquet\"},\"schemaString\":\"{}\","
             "\"partitionColumns\":[],\"configuration\":{\"k\":null}}}",
             DELTA_ACTION_E_INVALID, "metaData: \"configuration\".\"k\": expected a string, found null");
+    /* Delta Live Tables commits a first metaData without a schema: taken, without one. */
+    delta_action dlt;
+    sv_error e = {0};
+    const char *noschema = "{\"metaData\":{\"id\":\"t\",\"format\":{\"provider\":\"parquet\"},\"partitionColumns\":[],"
+                           "\"configuration\":{}}}";
+    cr_assert_eq(delta_action_parse(noschema, strlen(noschema), &dlt, &e), 0, "%s", e.msg);
+    cr_expect_null(dlt.metadata.schema_string);
+    delta_action_free(&dlt);
     rejects("{\"metaData\":{\"id\":\"t\",\"format\":{\"provider\":\"parquet\"},\"partitionColumns\":[],"
-            "\"configuration\":{}}}",
+            "\"schemaString\":7,\"configuration\":{}}}",
             DELTA_ACTION_E_INVALID, "metaData: \"schemaString\": expected a string");
 }
 
