@@ -714,6 +714,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
 
     sv_fs_config fc;
     sv_fs_config_defaults(&fc);
+    fc.plain.bucket = bucket;
     fc.plain.prefix = prefix;
     fc.plain.cache_bytes = o->cache_size;
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;

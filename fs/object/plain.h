@@ -27,6 +27,7 @@
 #define SV_XATTR_ETAG "user.sievefs.etag"
 
 typedef struct {
+    const char *bucket;        /* the mounted bucket (absolute s3:// URIs into it are the mount's), or NULL */
     const char *prefix;        /* "" or ending in '/' */
     uint64_t cache_bytes;      /* block cache limit; footers get an eighth more */
     uint32_t block_size;       /* cache block, bytes */

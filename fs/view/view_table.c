@@ -179,21 +179,46 @@ int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_
     return 0;
 }
 
+/* An absolute deletion vector path (a percent-encoded URI, as add.path) as a
+ * path relative to the mount: only s3://BUCKET/KEY (or s3a://) of the
+ * mounted bucket under its prefix; anything else is not readable here. */
+static int mount_path_of_uri(const plain_fs *p, const char *uri, char **out, sv_error *err)
+{
+    *out = NULL;
+    char *dec = NULL;
+    if (!uri || delta_path_decode(uri, strlen(uri), &dec, err) != 0)
+        return sv_fail(err, DV_E_DESCRIPTOR, 0, "deletion vector: a bad absolute path");
+    const char *rest = !strncmp(dec, "s3://", 5) ? dec + 5 : !strncmp(dec, "s3a://", 6) ? dec + 6 : NULL;
+    const size_t bl = p->cfg.bucket ? strlen(p->cfg.bucket) : 0, pl = strlen(p->cfg.prefix);
+    if (rest && bl && !strncmp(rest, p->cfg.bucket, bl) && rest[bl] == '/' &&
+        !strncmp(rest + bl + 1, p->cfg.prefix, pl))
+        *out = strdup(rest + bl + 1 + pl);
+    int rc = *out ? 0
+                  : sv_fail(err, DV_E_UNSUPPORTED, 0, "deletion vector at %.200s: not in the mounted bucket and prefix",
+                            dec);
+    free(dec);
+    return rc;
+}
+
 int view_table_deletion_vector(const view_env *env, const view_table *t, const delta_add *f, dv_bitmap **out,
                                sv_error *err, const sv_cancel *tok)
 {
     *out = NULL;
     if (f->dv.storage_type == 'i')
         return dv_bitmap_from_inline(&f->dv, out, err);
-    if (f->dv.storage_type != 'u')
-        return sv_fail(err, DV_E_UNSUPPORTED, 0, "deletion vector of %s: stored at an absolute path", f->path);
     char *rel = NULL;
-    uint64_t off, len;
-    int rc = dv_relative_path(&f->dv, &rel, err);
+    uint64_t off, len, from = t->dir_ino;
+    int rc = 0;
+    if (f->dv.storage_type == 'p') {
+        rc = mount_path_of_uri(env->plain, dv_absolute_path(&f->dv), &rel, err);
+        from = TREE_ROOT_INO;
+    } else {
+        rc = dv_relative_path(&f->dv, &rel, err);
+    }
     if (rc == 0)
         rc = dv_file_range(&f->dv, &off, &len, err);
     tree_attr ta;
-    if (rc == 0 && walk(env->plain->tree, t->dir_ino, rel, &ta, tok) != STORE_OK)
+    if (rc == 0 && walk(env->plain->tree, from, rel, &ta, tok) != STORE_OK)
         rc = sv_fail(err, DV_E_DESCRIPTOR, 0, "deletion vector %s of %s: not found", rel, f->path);
     object_ref o = {0};
     if (rc == 0 && plain_bind_object(env->plain, ta.ino, &o) < 0)

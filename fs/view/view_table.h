@@ -46,8 +46,9 @@ const delta_add *view_table_file(const view_table *t, const char *relpath);
  * *n): false when one of them cannot be read with certainty. */
 bool view_table_constants(const view_table *t, const delta_add *f, pred_constant **out, size_t *n);
 
-/* The file's deletion vector, read (inline, or from its file in the table's
- * directory): 0, or an error (the file is then served real). */
+/* The file's deletion vector, read (inline, from its file in the table's
+ * directory, or at an absolute s3:// path into the mounted bucket and
+ * prefix): 0, or an error (the file is then served real). */
 int view_table_deletion_vector(const view_env *env, const view_table *t, const delta_add *f, dv_bitmap **out,
                                sv_error *err, const sv_cancel *tok);
 

@@ -260,6 +260,35 @@ def test_a_corrupt_deletion_vector_serves_its_file_real(s3, bucket, mount):
     assert "deletion vector" in (st[f["path"]].get("why_real") or ""), st[f["path"]]
 
 
+def test_a_deletion_vector_at_an_absolute_path_in_the_mount_is_read(s3, bucket, mount):
+    """storageType 'p': an s3:// URI into the mounted bucket is read like a relative one."""
+    exp = expected("spark_dv")
+    latest = exp["latest_version"]
+    f = next(f for f in exp["versions"][str(latest)]["files"]
+             if f["deletion_vector"] and f["deletion_vector"]["storageType"] == "u")
+    name = bucket()
+    objs = table_objects("spark_dv", "t")
+    d = f["deletion_vector"]
+    u = {"storageType": "u", "pathOrInlineDv": d["pathOrInlineDv"], "offset": d["offset"],
+         "sizeInBytes": d["sizeInBytes"], "cardinality": d["cardinality"]}
+    p = dict(u, storageType="p", pathOrInlineDv=f"s3://{name}/t/{d['file']}")
+    commit = (json.dumps({"remove": {"path": f["log_path"], "deletionTimestamp": 1, "dataChange": True,
+                                     "deletionVector": u}}) + "\n" +
+              json.dumps({"add": {"path": f["log_path"], "partitionValues": {}, "size": f["size"],
+                                  "modificationTime": 1, "dataChange": True, "deletionVector": p}}) + "\n")
+    objs[f"t/_delta_log/{latest + 1:020d}.json"] = commit.encode()
+    s3env.parallel_put(s3, name, objs)
+    m = mount(bucket=name, args=vd.EVERY_PARTIAL)
+    snap = json.loads((m.mp / ".sieve" / "tables" / "t" / "snapshot.json").read_text())
+    assert snap["version"] == latest + 1
+    assert vd.write_hint(m.mp, "q", {"table": "t", "columns": ["row_id", "val"]}).ok
+    import pyarrow.parquet as pq
+    pq.read_table(vd.view_path(m.mp, "q") / f["path"])
+    st = {x["path"].split("/")[-1]: x for x in vd.view_stats(m.mp, "q")["files"]}
+    assert st[f["path"]].get("why_real") in (None, ""), st[f["path"]]
+    assert st[f["path"]]["selected_rows"] == f["num_records"] - d["cardinality"], st[f["path"]]
+
+
 @pytest.mark.allow_stderr(r"checkpoint", r"table log", r"snapshot\.json")
 def test_a_corrupt_checkpoint_is_a_clear_error(s3, bucket, mount):
     objs = table_objects("rs_partitioned", "t")
