@@ -136,27 +136,38 @@ int hint_accept(const view_env *env, const sv_hint *h, struct view_table **table
             return -1;
         schema_checked = true;
     }
+    uint64_t root = TREE_ROOT_INO;
     if (h->table) {
         sv_cancel tok;
         object_io_cancel_init(env->plain->io, &tok);
-        return view_table_bind(env, h, table, err, &tok) == 0 ? 0 : -1;
+        if (view_table_bind(env, h, table, err, &tok) != 0)
+            return -1;
+        if ((*table)->snap)
+            return 0; /* checked against the Delta schema and a file of the snapshot */
+        root = (*table)->dir_ino; /* a directory of Parquet files: its first file's schema */
+        schema_checked = false;
     }
     if (!schema_checked && (h->pred || h->n_columns)) {
         /* A table file to check the schema against; files that are not
          * readable Parquet are passed over (they are served real anyway). */
         uint64_t tried[8];
         size_t ntried = 0;
-        while (ntried < 8) {
+        bool misfit = false;
+        while (ntried < 8 && !misfit) {
             size_t budget = 10000;
-            uint64_t ino = find_parquet(t, TREE_ROOT_INO, 0, &budget, tried, ntried);
+            uint64_t ino = find_parquet(t, root, 0, &budget, tried, ntried);
             if (!ino)
                 break;
             tried[ntried++] = ino;
             int rc = check_against_file(env, h, ino, NULL, true, err);
             if (rc == 0)
                 return 0;
-            if (rc == -1)
-                return -1; /* the file is Parquet and the hint does not fit it */
+            misfit = rc == -1; /* the file is Parquet and the hint does not fit it */
+        }
+        if (misfit) {
+            view_table_free(*table);
+            *table = NULL;
+            return -1;
         }
     }
     return 0;

@@ -287,6 +287,9 @@ bool view_chunk_needs_selection(const view_file *vf, const vchunk *ch, uint64_t 
            view_chunk_has_page_map(vf->meta, ch->rg, ch->col, size);
 }
 
+static void prepare_names(view_file *vf, const pq_file_meta *m, const view_table *tb, const pred_expr *pred,
+                          char *const *columns, size_t n_columns);
+
 /* Footer and chunk table. On any failure the file is served real (why_real
  * says why). Called with vf->lock not held. */
 static void prepare(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
@@ -320,6 +323,32 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         return;
     }
     const pred_expr *pred = tb ? tb->pred : h->pred;
+    char *const *columns = tb ? tb->columns : h->columns;
+    size_t n_columns = tb ? tb->n_columns : h->n_columns;
+    /* mode id: the file's columns found by their field ids */
+    pred_expr *file_pred = NULL;
+    char **file_columns = NULL;
+    size_t n_file_columns = 0;
+    if (tb && tb->snap && table_snap_get(tb->snap)->schema.mode == DELTA_MAPPING_ID) {
+        if (!view_table_names_for_file(tb, h, m, &file_pred, &file_columns, &n_file_columns)) {
+            vf_real(vf, "", "column names by field id: out of memory");
+            return;
+        }
+        pred = file_pred;
+        columns = file_columns;
+        n_columns = n_file_columns;
+    }
+    prepare_names(vf, m, tb, pred, columns, n_columns);
+    view_table_free_names(file_pred, file_columns, n_file_columns);
+    if (!vf->why_real[0])
+        (void)build_chunks(pf, vf);
+}
+
+/* Bind the predicate (with the file's partition constants) and mark the
+ * filter and wanted columns; on failure vf_real says why. */
+static void prepare_names(view_file *vf, const pq_file_meta *m, const view_table *tb, const pred_expr *pred,
+                          char *const *columns, size_t n_columns)
+{
     if (pred) {
         pred_error perr;
         pred_constant *k = NULL;
@@ -343,8 +372,6 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
         for (size_t i = 0; vf->pred && i < pred_bound_ncols(vf->pred); i++)
             vf->filter_col[pred_bound_leaf(vf->pred, i)] = true;
     }
-    char *const *columns = tb ? tb->columns : h->columns;
-    const size_t n_columns = tb ? tb->n_columns : h->n_columns;
     for (uint32_t i = 0; i < m->n_leaves; i++)
         vf->want_col[i] = n_columns == 0;
     pq_column_resolver *names = n_columns ? pq_column_resolver_new(m) : NULL;
@@ -358,7 +385,6 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
             vf->want_col[cm.leaf] = true;
     }
     pq_column_resolver_free(names);
-    (void)build_chunks(pf, vf);
 }
 
 /* The selection of every row group (select_rows) with the predicate bound

@@ -95,7 +95,8 @@ bool view_table_constants(const view_table *t, const delta_add *f, pred_constant
 }
 
 /* The predicate checked against one file of the table: its types fit. */
-static int check_against_a_file(const view_env *env, const view_table *t, sv_error *err, const sv_cancel *tok)
+static int check_against_a_file(const view_env *env, const view_table *t, const sv_hint *h, sv_error *err,
+                                const sv_cancel *tok)
 {
     const delta_snapshot *s = table_snap_get(t->snap);
     if (!t->pred || s->n_files == 0)
@@ -111,14 +112,21 @@ static int check_against_a_file(const view_env *env, const view_table *t, sv_err
     int rc = 0;
     pred_constant *k = NULL;
     size_t nk = 0;
-    if (ft->meta && view_table_constants(t, f, &k, &nk)) {
+    pred_expr *by_id = NULL;
+    char **cols = NULL;
+    size_t ncols = 0;
+    if (ft->meta && s->schema.mode == DELTA_MAPPING_ID &&
+        !view_table_names_for_file(t, h, ft->meta, &by_id, &cols, &ncols))
+        rc = sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
+    if (rc == 0 && ft->meta && view_table_constants(t, f, &k, &nk)) {
         pred_bound *b = NULL;
         pred_error perr;
-        if (pred_bind_constants(t->pred, ft->meta, k, nk, &b, &perr) != PRED_OK)
+        if (pred_bind_constants(by_id ? by_id : t->pred, ft->meta, k, nk, &b, &perr) != PRED_OK)
             rc = sv_fail(err, HINT_E_TABLE, 0, "where: %s (table %s, file %s)", perr.msg,
                          t->path[0] ? t->path : "(mount root)", f->path);
         pred_bound_free(b);
     }
+    view_table_free_names(by_id, cols, ncols);
     free(k);
     footer_cache_put(env->plain->footers, ft);
     object_ref_free(&o);
@@ -170,13 +178,119 @@ int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_
             t->n_columns++;
     }
     if (rc == 0 && t->snap)
-        rc = check_against_a_file(env, t, err, tok);
+        rc = check_against_a_file(env, t, h, err, tok);
     if (rc) {
         view_table_free(t);
         return rc;
     }
     *out = t;
     return 0;
+}
+
+/* Index just past the subtree of schema element i. */
+static uint32_t subtree_end(const pq_file_meta *m, uint32_t i)
+{
+    uint64_t pending = 1;
+    while (pending > 0 && i < m->n_schema) {
+        pending--;
+        if (m->schema[i].num_children > 0)
+            pending += (uint32_t)m->schema[i].num_children;
+        i++;
+    }
+    return i;
+}
+
+/* The child of schema element parent whose field_id is id, or UINT32_MAX. */
+static uint32_t child_with_id(const pq_file_meta *m, uint32_t parent, int64_t id)
+{
+    uint32_t c = parent + 1;
+    for (int32_t k = 0; k < m->schema[parent].num_children && c < m->n_schema; k++) {
+        if (m->schema[c].has_field_id && m->schema[c].field_id == id)
+            return c;
+        c = subtree_end(m, c);
+    }
+    return UINT32_MAX;
+}
+
+typedef struct {
+    const delta_schema *sc;
+    const pq_file_meta *m;
+    char buf[4096];
+} id_namer;
+
+/* The field's path in the file by field ids, else its physical name. */
+static const char *name_in_file(void *ctx, const char *logical)
+{
+    id_namer *n = ctx;
+    const delta_field *f = delta_schema_find(n->sc, logical);
+    if (!f)
+        return NULL;
+    uint32_t chain[DELTA_SCHEMA_MAX_DEPTH];
+    size_t depth = 0;
+    for (const delta_field *g = f; g && depth < DELTA_SCHEMA_MAX_DEPTH;
+         g = g->parent == UINT32_MAX ? NULL : &n->sc->fields[g->parent])
+        chain[depth++] = (uint32_t)(g - n->sc->fields);
+    uint32_t at = 0;
+    size_t len = 0;
+    for (size_t k = depth; k-- > 0;) {
+        const delta_field *g = &n->sc->fields[chain[k]];
+        at = g->field_id >= 0 ? child_with_id(n->m, at, g->field_id) : UINT32_MAX;
+        if (at == UINT32_MAX)
+            return f->physical;
+        const pq_schema_element *e = &n->m->schema[at];
+        if (len + e->name_len + 2 > sizeof n->buf)
+            return f->physical;
+        if (len)
+            n->buf[len++] = '.';
+        memcpy(n->buf + len, e->name, e->name_len);
+        len += e->name_len;
+    }
+    n->buf[len] = '\0';
+    return n->buf;
+}
+
+void view_table_free_names(pred_expr *pred, char **columns, size_t n_columns)
+{
+    pred_free(pred);
+    for (size_t i = 0; i < n_columns; i++)
+        free(columns[i]);
+    free(columns);
+}
+
+bool view_table_names_for_file(const view_table *t, const sv_hint *h, const pq_file_meta *m, pred_expr **pred,
+                               char ***columns, size_t *n_columns)
+{
+    *pred = NULL;
+    *columns = NULL;
+    *n_columns = 0;
+    id_namer n = {.sc = &table_snap_get(t->snap)->schema, .m = m};
+    pred_error perr;
+    if (h->where && (pred_parse(h->where, strlen(h->where), pred, &perr) != PRED_OK ||
+                     pred_rename_columns(*pred, name_in_file, &n, &perr) != PRED_OK)) {
+        pred_free(*pred);
+        *pred = NULL;
+        return false;
+    }
+    if (h->n_columns && !(*columns = calloc(h->n_columns, sizeof **columns))) {
+        view_table_free_names(*pred, NULL, 0);
+        *pred = NULL;
+        return false;
+    }
+    for (size_t i = 0; i < h->n_columns; i++) {
+        const char *name = name_in_file(&n, h->columns[i]);
+        if (!name)
+            continue; /* checked when the hint was accepted */
+        char *copy = strdup(name);
+        if (!copy) {
+            view_table_free_names(*pred, *columns, *n_columns);
+            *pred = NULL;
+            *columns = NULL;
+            *n_columns = 0;
+            return false;
+        }
+        (*columns)[(*n_columns)++] = copy;
+    }
+    return true;
 }
 
 /* An absolute deletion vector path (a percent-encoded URI, as add.path) as a

@@ -46,6 +46,14 @@ const delta_add *view_table_file(const view_table *t, const char *relpath);
  * *n): false when one of them cannot be read with certainty. */
 bool view_table_constants(const view_table *t, const delta_add *f, pred_constant **out, size_t *n);
 
+/* In column-mapping mode id, columns are found in a file by their field
+ * ids (Parquet field_id), whatever the file calls them: the where (parsed
+ * from h again) and the columns renamed for file m. Only for a table in
+ * mode id; false when out of memory or the where does not parse. */
+bool view_table_names_for_file(const view_table *t, const sv_hint *h, const pq_file_meta *m, pred_expr **pred,
+                               char ***columns, size_t *n_columns);
+void view_table_free_names(pred_expr *pred, char **columns, size_t n_columns);
+
 /* The file's deletion vector, read (inline, from its file in the table's
  * directory, or at an absolute s3:// path into the mounted bucket and
  * prefix): 0, or an error (the file is then served real). */

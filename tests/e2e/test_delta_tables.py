@@ -260,6 +260,36 @@ def test_a_corrupt_deletion_vector_serves_its_file_real(s3, bucket, mount):
     assert "deletion vector" in (st[f["path"]].get("why_real") or ""), st[f["path"]]
 
 
+def test_column_mapping_id_finds_columns_by_field_id(bucket, mount):
+    """Mode id: a data file whose column names are not the physical names
+    but whose field ids are is read by field id (the view binds the hint to
+    it rather than serving it real)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    exp = expected("spark_colmap_id")
+    latest = exp["versions"][str(exp["latest_version"])]
+    objs = table_objects("spark_colmap_id", "t")
+    renamed = 0
+    for f in latest["files"]:
+        t = pq.read_table(FIXTURES / "spark_colmap_id" / f["path"])
+        fields = [pa.field(f"renamed_{i}", fd.type, fd.nullable, fd.metadata) for i, fd in enumerate(t.schema)]
+        out = pa.BufferOutputStream()
+        pq.write_table(pa.Table.from_arrays(t.columns, schema=pa.schema(fields)), out, data_page_size=64)
+        objs[f"t/{f['path']}"] = out.getvalue().to_pybytes()
+        renamed += 1
+    m = mount(bucket=bucket(objs), args=vd.EVERY_PARTIAL)
+    assert vd.write_hint(m.mp, "q", {"table": "t", "where": "id >= 2", "columns": ["id", "new name"]}).ok
+    for f in latest["files"]:
+        pq.read_table(vd.view_path(m.mp, "q") / f["path"])
+    st = [x for x in vd.view_stats(m.mp, "q")["files"] if x["path"].endswith(".parquet") and "_delta_log" not in x["path"]]
+    assert len(st) == renamed and all(x.get("why_real") in (None, "") for x in st), st
+    ids = {f["path"]: pq.read_table(FIXTURES / "spark_colmap_id" / f["path"]).column(0).to_pylist()
+           for f in latest["files"]}
+    for x in st:
+        key = next(p for p in ids if x["path"].endswith(p))
+        assert x["selected_rows"] == sum(1 for i in ids[key] if i is not None and i >= 2), (x, ids[key])
+
+
 def test_a_deletion_vector_at_an_absolute_path_in_the_mount_is_read(s3, bucket, mount):
     """storageType 'p': an s3:// URI into the mounted bucket is read like a relative one."""
     exp = expected("spark_dv")
