@@ -350,7 +350,10 @@ for name, c in cases.items():
     res = {}
     for label, path in c["paths"].items():
         try:
-            df = spark.read.format("delta").load(path).where(c["where"]).select(*c["columns"])
+            reader = spark.read.format("delta")
+            if label in c.get("version_as_of", {}):
+                reader = reader.option("versionAsOf", c["version_as_of"][label])
+            df = reader.load(path).where(c["where"]).select(*c["columns"])
             res[label] = sorted(json.dumps(r.asDict(), sort_keys=True, default=str) for r in df.collect())
         except Exception as e:
             res[label] = {"error": str(e)[:2000]}
@@ -381,6 +384,11 @@ def test_spark_reads_the_same_through_table_views(fixture_bucket, mount):
         cases[name] = {"where": where.replace("\"", "`"), "columns": [f"`{c}`" if c != "*" else c for c in cols],
                        "paths": {"local": str(FIXTURES / table), "view": str(vd.view_path(m.mp, name)),
                                  "plain": str(m.mp / "w" / table)}}
+    # Time travel: a mount at --version 5 reads as Spark's own versionAsOf 5.
+    old = mount(bucket=fixture_bucket, args=("--version", "5"))
+    cases["time_travel"] = {"where": "val >= 0", "columns": ["row_id", "grp", "val"], "version_as_of": {"local": 5},
+                            "paths": {"local": str(FIXTURES / "spark_dv"), "view": str(old.mp / "w" / "spark_dv"),
+                                      "plain": str(old.mp / "w" / "spark_dv")}}
     r = subprocess.run([py, "-c", SPARK_READ_DELTA, pkg, json.dumps(cases)], capture_output=True, text=True,
                        timeout=800, env=bench_data.spark_local_env())
     assert r.returncode == 0, r.stderr[-4000:]

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include "fixture_files.h"
+#include "fs.h"
 #include "log.h"
 #include "mem_store.h"
 #include "table_registry.h"
@@ -274,4 +275,49 @@ Test(table_snapshot, broken_logs_are_errors)
     cr_expect_neq(table_snapshot_load(p, dir_ino("gap"), &far, &s, &err, NULL), 0);
     cr_expect(strstr(err.msg, "99") != NULL, "%s", err.msg);
     cr_expect_null(s);
+}
+
+/* What the warmup may sample: files of a table's current snapshot, and
+ * files under no table; not files the table has removed. */
+Test(table_snapshot, only_current_files_are_sampled)
+{
+    put_tree(DELTA_DIR, "");
+    cr_assert(mem_store_put(m, "loose/data.parquet", "x", 1));
+    json_t *doc = expected("spark_dv");
+    char lv[32];
+    snprintf(lv, sizeof lv, "%lld", (long long)json_integer_value(json_object_get(doc, "latest_version")));
+    json_t *latest = json_object_get(json_object_get(doc, "versions"), lv);
+    const char *current = json_string_value(json_object_get(json_array_get(json_object_get(latest, "files"), 0), "path"));
+    const char *removed = NULL;
+    const char *ver;
+    json_t *facts;
+    json_object_foreach(json_object_get(doc, "versions"), ver, facts)
+    {
+        size_t i;
+        json_t *f;
+        json_array_foreach(json_object_get(facts, "files"), i, f)
+        {
+            const char *p0 = json_string_value(json_object_get(f, "path"));
+            bool live = false;
+            size_t k;
+            json_t *g;
+            json_array_foreach(json_object_get(latest, "files"), k, g)
+                live |= strcmp(p0, json_string_value(json_object_get(g, "path"))) == 0;
+            if (!live)
+                removed = p0;
+        }
+    }
+    cr_assert(current && removed, "the fixture has a current and a removed file");
+    sv_fs_config cfg;
+    sv_fs_config_defaults(&cfg);
+    sv_fs *fs = sv_fs_create(mem_store_base(m), &stats, &cfg);
+    cr_assert_not_null(fs);
+    char key[4096];
+    snprintf(key, sizeof key, "spark_dv/%s", current);
+    cr_expect(sv_fs_key_is_current(fs, key, NULL), "%s", key);
+    snprintf(key, sizeof key, "spark_dv/%s", removed);
+    cr_expect_not(sv_fs_key_is_current(fs, key, NULL), "%s", key);
+    cr_expect(sv_fs_key_is_current(fs, "loose/data.parquet", NULL));
+    sv_fs_destroy(fs);
+    json_decref(doc);
 }
