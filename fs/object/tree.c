@@ -263,20 +263,34 @@ static int raw_cmp(const void *a, const void *b)
     return (int)y->is_dir - (int)x->is_dir;
 }
 
-/* Fetch every page of the listing of prefix (no lock held). */
+/* Fetch every page of the listing of prefix (no lock held). A server that
+ * says a page is truncated but gives no token, gives the token it was just
+ * asked with, or goes on for more than TREE_MAX_LIST_PAGES pages would loop
+ * a listing forever: the directory's listing fails instead. */
 static store_status fetch_listing(tree *t, const char *prefix, const store_request_opts *opts,
                                   raw_list *out, sv_error *err)
 {
     char *token = NULL;
     store_status st = STORE_OK;
     size_t total = 0;
-    for (;;) {
+    uint32_t pages = 0;
+    for (;; pages++) {
+        if (pages >= TREE_MAX_LIST_PAGES) {
+            st = (store_status)sv_fail(err, STORE_ERR_PROTOCOL, 0,
+                                       "listing '%s': more than %u pages (the server keeps saying there is more)",
+                                       prefix, TREE_MAX_LIST_PAGES);
+            log_warn("listing '%s': more than %u pages: the listing fails", prefix, TREE_MAX_LIST_PAGES);
+            break;
+        }
+        char *asked = token ? strdup(token) : NULL;
         store_listing page;
         st = store_list_page(t->store, prefix, "/", token, opts, &page, err);
         free(token);
         token = NULL;
-        if (st != STORE_OK)
+        if (st != STORE_OK) {
+            free(asked);
             break;
+        }
         for (size_t i = 0; i < page.n_prefixes && st == STORE_OK; i++) {
             size_t nl;
             const char *name = child_name(prefix, page.prefixes[i], &nl, true);
@@ -300,9 +314,23 @@ static store_status fetch_listing(tree *t, const char *prefix, const store_reque
                 st = STORE_ERR_NOMEM;
         }
         total += page.n_objects + page.n_prefixes;
-        bool more = page.truncated && page.next_token;
-        if (more)
-            token = strdup(page.next_token);
+        bool more = page.truncated;
+        if (more && st == STORE_OK) {
+            if (!page.next_token || !page.next_token[0])
+                st = (store_status)sv_fail(err, STORE_ERR_PROTOCOL, 0,
+                                           "listing '%s': page %u says it is truncated but gives no continuation "
+                                           "token", prefix, pages + 1);
+            else if (asked && strcmp(asked, page.next_token) == 0)
+                st = (store_status)sv_fail(err, STORE_ERR_PROTOCOL, 0,
+                                           "listing '%s': page %u gives back the continuation token it was asked "
+                                           "with (the listing would never end)", prefix, pages + 1);
+            else
+                token = strdup(page.next_token);
+            if (st == STORE_ERR_PROTOCOL)
+                log_warn("listing '%s': page %u: a truncated page without a new continuation token: the listing "
+                         "fails", prefix, pages + 1);
+        }
+        free(asked);
         store_listing_free(&page);
         if (st != STORE_OK)
             break;
@@ -315,12 +343,12 @@ static store_status fetch_listing(tree *t, const char *prefix, const store_reque
         if (total >= TREE_MAX_DIR_ENTRIES) {
             log_warn("directory '%s' has more than %u entries; showing the first %zu", prefix,
                      TREE_MAX_DIR_ENTRIES, total);
-            free(token);
             break;
         }
     }
     if (st == STORE_ERR_NOMEM)
         sv_fail(err, st, 0, "listing '%s': out of memory", prefix);
+    free(token);
     return st;
 }
 

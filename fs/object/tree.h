@@ -18,6 +18,7 @@
 #define TREE_FIRST_INO 16u           /* inodes below are reserved for virtual files */
 #define TREE_MAX_DIR_ENTRIES 2000000u
 #define TREE_NAME_MAX 255u
+#define TREE_MAX_LIST_PAGES 20000u   /* pages of one directory's listing (S3 pages hold up to 1000 keys) */
 
 typedef struct {
     uint64_t ino;

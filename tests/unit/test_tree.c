@@ -163,3 +163,58 @@ Test(tree, a_failed_refresh_keeps_the_previous_listing)
     tree_attr none;
     cr_assert_neq(tree_lookup(t, TREE_ROOT_INO, "d", &none, NULL), STORE_OK);
 }
+
+/* A store whose listings never end in one of three ways: the same
+ * continuation token again, a truncated page without a token, or a new
+ * token every time. */
+typedef struct {
+    object_store base;
+    int mode; /* 0: same token, 1: no token, 2: a new token forever */
+    unsigned pages;
+} looping_store;
+
+static store_status loop_list(object_store *s, const char *prefix, const char *delimiter, const char *token,
+                              const store_request_opts *opts, store_listing *out, sv_error *err)
+{
+    (void)prefix, (void)delimiter, (void)token, (void)opts, (void)err;
+    looping_store *l = (looping_store *)s;
+    memset(out, 0, sizeof *out);
+    out->truncated = true;
+    char buf[32];
+    snprintf(buf, sizeof buf, "t%u", l->mode == 2 ? l->pages : 0);
+    out->next_token = l->mode == 1 ? NULL : strdup(buf);
+    l->pages++;
+    return STORE_OK;
+}
+
+static store_status loop_get(object_store *s, const char *key, const char *etag, uint64_t offset, uint64_t length,
+                             const struct iovec *iov, size_t iovcnt, const store_request_opts *opts,
+                             store_get_done_fn done, void *ud)
+{
+    (void)s, (void)key, (void)etag, (void)offset, (void)length, (void)iov, (void)iovcnt, (void)opts, (void)done,
+        (void)ud;
+    return STORE_ERR_INVALID;
+}
+
+static void loop_destroy(object_store *s)
+{
+    (void)s;
+}
+
+static const object_store_ops loop_ops = {.get_async = loop_get, .list_page = loop_list, .destroy = loop_destroy};
+
+/* ls on such a server ends with an error for that directory, not a loop. */
+Test(tree, listings_that_never_end_are_errors)
+{
+    for (int mode = 0; mode < 3; mode++) {
+        looping_store ls = {.base = {.ops = &loop_ops}, .mode = mode};
+        tree *lt = tree_create(&ls.base, "", 60000, 1000);
+        cr_assert_not_null(lt);
+        tree_dir_snapshot snap = {0};
+        store_status st = tree_readdir(lt, TREE_ROOT_INO, &snap, NULL);
+        cr_expect_eq(st, STORE_ERR_PROTOCOL, "mode %d: status %d after %u pages", mode, st, ls.pages);
+        cr_expect_leq(ls.pages, mode == 2 ? TREE_MAX_LIST_PAGES : 2u, "mode %d: %u pages", mode, ls.pages);
+        tree_dir_snapshot_free(&snap);
+        tree_destroy(lt);
+    }
+}
