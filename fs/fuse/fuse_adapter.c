@@ -55,6 +55,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
     /* libfuse derives max_pages (and so the largest read) from max_write. */
     conn->max_write = 1u << 20;
     conn->want |= FUSE_CAP_ASYNC_READ;
+    /* O_TRUNC arrives with the open of a hint, so a truncate without an open
+     * writer can be refused (hints are immutable once judged). */
+    conn->want |= FUSE_CAP_ATOMIC_O_TRUNC;
     /* O_DIRECT reads as synchronous requests: the kernel waits for an async
      * one uninterruptibly and never sends INTERRUPT for it, so a reader
      * blocked on a stalled fetch could not even be SIGKILLed. */
@@ -248,9 +251,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 {
     sv_fs *fs = fs_of(req);
     /* Only hint files take attribute changes: a truncate is part of writing
-     * one, and times and modes (touch, cp -p) are accepted and ignored. */
+     * one (through its open writer), times (touch) are accepted and
+     * ignored; modes and owners are refused. */
     if (!sv_fs_is_writable(fs, ino)) {
         fuse_reply_err(req, EROFS);
+        return;
+    }
+    if (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID)) {
+        fuse_reply_err(req, EPERM); /* a hint's mode and owner are the mount's */
         return;
     }
     if (to_set & FUSE_SET_ATTR_SIZE) {

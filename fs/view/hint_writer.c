@@ -98,8 +98,9 @@ int views_truncate(view_registry *r, uint64_t ino, hint_writer *w, uint64_t size
         pthread_mutex_unlock(&w->lock);
         return 0;
     }
-    /* O_TRUNC of a hint being rewritten: the content is judged on flush. */
-    return size == 0 ? 0 : -EPERM;
+    /* Not through an open writer (truncate(1)): a hint is immutable once
+     * judged, and O_TRUNC comes with the open (FUSE_CAP_ATOMIC_O_TRUNC). */
+    return -EPERM;
 }
 
 static void set_error(sv_view *v, const char *msg)
@@ -194,7 +195,12 @@ static int judge(view_registry *reg, hint_writer *w)
 int hint_writer_flush(view_registry *r, hint_writer *w)
 {
     pthread_mutex_lock(&w->lock);
-    if (w->written) {
+    /* A name created and closed without a document is judged too: an empty
+     * hint is refused, with NAME.error saying so. */
+    pthread_mutex_lock(&r->lock);
+    const bool never_judged = w->view->state == HINT_WRITING;
+    pthread_mutex_unlock(&r->lock);
+    if (w->written || never_judged) {
         w->written = false;
         w->verdict = judge(r, w);
     }
@@ -208,7 +214,7 @@ void hint_writer_close(view_registry *r, hint_writer *w, bool unmounting)
     if (!w)
         return;
     /* At unmount the store is gone: no verdicts then. */
-    if (w->written && !unmounting)
+    if (!unmounting)
         (void)hint_writer_flush(r, w);
     writer_gone(r, w->view);
     pthread_mutex_destroy(&w->lock);

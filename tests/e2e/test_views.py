@@ -780,3 +780,33 @@ def test_attribute_changes_outside_hints_are_refused(m):
     for args in (["touch", str(m.mp / F0)], ["chmod", "600", str(m.mp / F0)]):
         r = subprocess.run(args, capture_output=True, text=True)
         assert r.returncode != 0 and "Read-only file system" in r.stderr, (args, r.stderr)
+
+
+def test_an_empty_hint_document_is_refused(m):
+    """A hint file created and closed without a document (touch) is refused
+    like any invalid document: close() fails and NAME.error says why."""
+    fd = os.open(hints_dir(m) / "nothing.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    with pytest.raises(OSError) as e:
+        os.close(fd)
+    assert e.value.errno == errno.EINVAL, e.value
+    err = (hints_dir(m) / "nothing.error").read_text()
+    assert "JSON" in err or "empty" in err, err
+    assert "nothing" not in os.listdir(views_dir(m))
+    r = subprocess.run(["touch", str(hints_dir(m) / "touched.json")], capture_output=True, text=True)
+    assert r.returncode != 0, r
+    assert (hints_dir(m) / "touched.error").exists()
+
+
+def test_truncate_and_chmod_of_an_accepted_hint_are_refused(m):
+    doc = json.dumps({"where": SEL_FEW}).encode()
+    accept(m, "fixed", doc)
+    path = hints_dir(m) / "fixed.json"
+    with pytest.raises(OSError) as e:
+        os.truncate(path, 0)
+    assert e.value.errno == errno.EPERM, e.value
+    with pytest.raises(OSError) as e:
+        os.chmod(path, 0o600)
+    assert e.value.errno == errno.EPERM, e.value
+    assert path.read_bytes() == doc
+    # Rewriting it with O_TRUNC and the same content is still fine.
+    assert vd.write_hint(m.mp, "fixed", doc).ok
