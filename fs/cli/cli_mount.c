@@ -95,6 +95,10 @@ static const char usage_mount[] =
     "  --timestamp TIME      the same as of a time: for each table, the latest\n"
     "                        version committed at or before TIME (UTC, like\n"
     "                        2024-05-01T12:00:00Z or 2024-05-01)\n"
+    "  --force               a stale mount on MOUNTPOINT (its daemon killed:\n"
+    "                        'Transport endpoint is not connected') is unmounted\n"
+    "                        first (fusermount3 -uz); without it, the mount fails\n"
+    "                        and says so\n"
     "  -f, --foreground      stay in the foreground, log to stderr\n"
     "  -d, --debug-fuse      libfuse debug output (implies -f)\n"
     "  -o OPTS               extra FUSE mount options, e.g. allow_other\n"
@@ -128,6 +132,7 @@ typedef struct {
     uint64_t read_timeout_ms;
     bool foreground;
     bool debug_fuse;
+    bool force;            /* --force: unmount a stale mount on the mountpoint first */
     const char *fuse_opts;
 } mount_opts;
 
@@ -173,7 +178,8 @@ static void fail(const char *fmt, ...)
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
     enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD,
-           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR, OPT_VERSION, OPT_TIMESTAMP };
+           OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR, OPT_VERSION, OPT_TIMESTAMP,
+           OPT_FORCE };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -190,6 +196,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"read-timeout", required_argument, NULL, OPT_READTIMEOUT},
         {"version", required_argument, NULL, OPT_VERSION},
         {"timestamp", required_argument, NULL, OPT_TIMESTAMP},
+        {"force", no_argument, NULL, OPT_FORCE},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -311,6 +318,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
                                                     .timestamp_ms = secs * 1000 + nanos / 1000000};
             break;
         }
+        case OPT_FORCE: o->force = true; break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
         case 'o': o->fuse_opts = optarg; break;
@@ -646,12 +654,48 @@ static int wait_for_daemon(int fd, pid_t child, const char *mountpoint, double w
  * exit path, including fail(). */
 static char *bucket, *prefix;
 
-/* The resolved mountpoint: an existing directory with nothing mounted on it. */
-static void check_mountpoint(const char *arg, char mountpoint[PATH_MAX])
+/* Lazily unmount a stale mount at path (its daemon is gone): true when
+ * fusermount3 succeeded. */
+static bool unmount_stale(const char *path)
 {
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, STDERR_FILENO);
+        execlp("fusermount3", "fusermount3", "-uz", path, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/* The resolved mountpoint: an existing directory with nothing mounted on it.
+ * A stale mount there (its daemon killed: ENOTCONN) is unmounted with
+ * force, else reported with what to do. */
+static void check_mountpoint(const char *arg, char mountpoint[PATH_MAX], bool force)
+{
+    /* realpath() may resolve a dead mount without touching it; stat() cannot. */
+    struct stat st;
+    bool resolved = realpath(arg, mountpoint) != NULL;
+    if ((!resolved && errno == ENOTCONN) || (resolved && stat(mountpoint, &st) != 0 && errno == ENOTCONN)) {
+        char abs[PATH_MAX];
+        if (resolved)
+            snprintf(abs, sizeof abs, "%s", mountpoint);
+        else if (arg[0] == '/' || !getcwd(abs, sizeof abs))
+            snprintf(abs, sizeof abs, "%s", arg);
+        else
+            snprintf(abs + strlen(abs), sizeof abs - strlen(abs), "/%s", arg);
+        if (!force)
+            fail("mountpoint %s: a previous mount there has lost its daemon (%s); unmount it with "
+                 "'fusermount3 -u %s', or mount with --force",
+                 abs, strerror(ENOTCONN), abs);
+        if (!unmount_stale(abs))
+            fail("mountpoint %s: a stale mount is there and 'fusermount3 -uz %s' failed", abs, abs);
+        fprintf(stderr, "sievefs: unmounted the stale mount on %s (--force)\n", abs);
+    }
     if (!realpath(arg, mountpoint))
         fail("mountpoint %s: %s", arg, strerror(errno));
-    struct stat st;
     if (stat(mountpoint, &st) != 0)
         fail("mountpoint %s: %s", mountpoint, strerror(errno));
     if (!S_ISDIR(st.st_mode))
@@ -808,7 +852,7 @@ int cli_mount(int argc, char **argv)
     parse_mount_args(argc, argv, &o);
     parse_source(o.source, &bucket, &prefix);
     char mountpoint[PATH_MAX];
-    check_mountpoint(o.mountpoint, mountpoint);
+    check_mountpoint(o.mountpoint, mountpoint, o.force);
     static char cache_dir[PATH_MAX];
     if (o.cache_dir) {
         check_cache_dir(o.cache_dir, cache_dir);

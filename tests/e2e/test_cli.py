@@ -12,7 +12,7 @@ from s3env import Credentials
 
 MOUNT_OPTIONS = ["--endpoint", "--region", "--profile", "--no-sign-request", "--force-path-style",
                  "--cache-size", "--log-level", "--max-connections", "--stall-timeout", "--dir-ttl",
-                 "--read-ahead", "--warmup", "--request-cost", "-f", "-o"]
+                 "--read-ahead", "--warmup", "--request-cost", "--version", "--timestamp", "--force", "-f", "-o"]
 
 
 def project_version() -> str:
@@ -217,3 +217,34 @@ def test_failures_never_leave_mounts(run_cli, tmp_path, moto):
         r = run_cli("mount", "s3://sv-nonexistent-bucket-xyz", d, "--endpoint", endpoint, timeout=45)
         assert r.returncode != 0
     assert not [mp for mp, *_ in s3env.mountinfo() if mp.startswith(str(tmp_path))]
+
+
+def test_stale_mountpoint(run_cli, mp, moto, bucket, sievefs_bin):
+    """A mount whose daemon was killed leaves a dead mountpoint ('Transport
+    endpoint is not connected'): mounting there again says so and what to do;
+    --force unmounts it first and mounts."""
+    b = bucket({"a": b"alive"})
+    r = run_cli("mount", f"s3://{b}", mp, "--endpoint", moto.endpoint, "--force-path-style")
+    assert r.returncode == 0, r
+    for pid in s3env.procs_matching(sievefs_bin, str(mp)):
+        os.kill(pid, 9)
+
+    def dead():
+        try:
+            os.stat(mp)
+        except OSError as e:
+            return e.errno == errno.ENOTCONN
+        return False
+    assert s3env.wait_for(dead), "killing the daemon should leave a dead mount"
+
+    r = run_cli("mount", f"s3://{b}", mp, "--endpoint", moto.endpoint, "--force-path-style")
+    assert r.returncode != 0, r
+    line = s3env.one_line(r.stderr)
+    assert line and "fusermount3 -u" in line and "--force" in line and str(mp) in line, r
+    assert len(s3env.mounts_at(mp)) == 1, "the stale mount should be left as it was"
+
+    r = run_cli("mount", f"s3://{b}", mp, "--endpoint", moto.endpoint, "--force-path-style", "--force")
+    assert r.returncode == 0, r
+    assert "stale" in r.stderr, r
+    assert len(s3env.mounts_at(mp)) == 1, "the stale mount should have been replaced"
+    assert (mp / "a").read_bytes() == b"alive"
