@@ -133,7 +133,8 @@ static void fetch_run(object_io *io, const object_ref *o, cache_block **run, siz
         block_cache_set_fetch(io->cache, &job->fetch);
         store_request_opts opts = {.priority = demand ? STORE_PRIO_DEMAND : STORE_PRIO_PREFETCH,
                                    .owner = o, /* turns between open files */
-                                   .cancel = &job->fetch.cancel};
+                                   .cancel = &job->fetch.cancel,
+                                   .object_size = o->size};
         uint64_t offset = run[0]->index * io->block_size;
         log_trace("GET %s bytes %llu-%llu (%s)", o->key, (unsigned long long)offset,
                   (unsigned long long)(offset + len - 1), demand ? "demand" : "prefetch");
@@ -454,7 +455,8 @@ int object_fetch_ranges(object_io *io, const object_ref *o, object_range *ranges
     bool refused = false;
     for (size_t i = 0; i < n; i++) {
         struct iovec iov = {ranges[i].buf, (size_t)ranges[i].len};
-        store_request_opts opts = {.priority = STORE_PRIO_PLAN, .owner = o, .cancel = &g->cancel};
+        store_request_opts opts = {.priority = STORE_PRIO_PLAN, .owner = o, .cancel = &g->cancel,
+                                   .object_size = o->size};
         pthread_mutex_lock(&g->m);
         g->pending++;
         g->bufs[g->nbufs++] = ranges[i].buf;

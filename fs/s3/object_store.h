@@ -81,6 +81,10 @@ typedef struct {
      * has gone out (so a caller can tell a cancelled request that was sent
      * from one that never was). NULL: not wanted. Valid until done, as cancel. */
     bool *sent;
+    /* GET: the size of the version the etag names, or 0 when unknown. A
+     * response giving the object another total size (Content-Range
+     * "a-b/TOTAL", or the length of a 200) is rejected: it is another object. */
+    uint64_t object_size;
 } store_request_opts;
 
 typedef struct {

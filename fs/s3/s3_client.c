@@ -918,6 +918,7 @@ static store_status s3_get_async(object_store *s, const char *key, const char *e
     r->cancel = opts ? opts->cancel : NULL;
     r->sent = opts ? opts->sent : NULL;
     r->max_attempts = opts ? opts->max_attempts : 0;
+    r->object_size = opts ? opts->object_size : 0;
     r->fresh_connection = opts && opts->fresh_connection;
     r->done = done;
     r->ud = ud;

@@ -397,10 +397,26 @@ bool s3_validate_get(s3_request *r, store_status *st, char *msg, size_t msglen)
             *st = STORE_ERR_PROTOCOL;
             return false;
         }
+        if (r->object_size && cr.total != r->object_size) {
+            if (cr.total == UINT64_MAX)
+                snprintf(msg, msglen, "GET %s: Content-Range %s gives no total size (expected %" PRIu64 ")",
+                         r->key, r->content_range, r->object_size);
+            else
+                snprintf(msg, msglen, "GET %s: Content-Range says the object has %" PRIu64
+                         " bytes, its version has %" PRIu64, r->key, cr.total, r->object_size);
+            *st = STORE_ERR_PROTOCOL;
+            return false;
+        }
     } else if (r->status == 200) {
         /* Server ignored Range: only acceptable if the whole object is the range. */
         if (r->offset != 0 || !r->have_content_length || r->content_length != r->length) {
             snprintf(msg, msglen, "GET %s: server ignored the Range header", r->key);
+            *st = STORE_ERR_PROTOCOL;
+            return false;
+        }
+        if (r->object_size && r->content_length != r->object_size) {
+            snprintf(msg, msglen, "GET %s: a 200 of %" PRIu64 " bytes, its version has %" PRIu64, r->key,
+                     r->content_length, r->object_size);
             *st = STORE_ERR_PROTOCOL;
             return false;
         }

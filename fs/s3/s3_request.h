@@ -42,6 +42,7 @@ typedef struct s3_request {
     char etag[S3_ETAG_MAX + 1];
     bool have_etag;
     uint64_t offset, length;
+    uint64_t object_size; /* store_request_opts.object_size: 0 unknown */
     struct iovec *iov; /* iov_inline, or allocated when longer */
     size_t iovcnt;
     struct iovec iov_inline[S3_REQUEST_INLINE_IOV];

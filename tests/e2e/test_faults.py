@@ -184,6 +184,19 @@ def test_permanent_get_faults_never_give_wrong_bytes(setup, proxy, action, param
     still_healthy(m, ctrl)
 
 
+def test_content_range_total_must_be_the_objects_size(setup, proxy):
+    """A 206 whose Content-Range names the right bytes but another total size
+    ("a-b/SIZE+1") comes from another object: it is never served."""
+    m, data, ctrl = setup()
+    proxy.add("get", "content_range", key="t/target.bin", mode="total")
+    ok, eio = read_chunks(m / "t/target.bin", data)
+    assert proxy.faults[0].hits > 0, "the fault never triggered"
+    assert ok == 0 and eio > 0, f"{ok} chunks were served from responses naming another object size"
+    assert f"Content-Range says the object has {SIZE + 1} bytes, its version has {SIZE}" in m.stderr()
+    proxy.clear()
+    still_healthy(m, ctrl)
+
+
 @pytest.mark.parametrize("action,params", [("status", dict(status=503)), ("content_range", dict(mode="shift")),
                                            ("short_body", {})])
 def test_recovers_after_permanent_fault_clears(setup, proxy, action, params):
