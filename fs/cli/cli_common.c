@@ -123,6 +123,10 @@ bool cli_s3_connect(const cli_s3_opts *o, const char *bucket, const cli_s3_tunin
         .retry = RETRY_POLICY_DEFAULT,
         .stats = t->stats,
     };
+    if (t->retry_budget_ms)
+        cc.retry.budget_ms = t->retry_budget_ms;
+    if (t->no_retries)
+        cc.retry.max_attempts = 1;
     if (s3_client_create(&cc, &s->client, err) != STORE_OK) {
         s->client = NULL;
         aws_credentials_free(&s->creds);

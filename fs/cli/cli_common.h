@@ -82,6 +82,10 @@ typedef struct {
     unsigned max_connections;    /* in-flight limit */
     unsigned stall_timeout_ms;   /* first-byte deadline */
     unsigned progress_window_ms; /* body progress deadline; 0 = the client's default */
+    /* How long a request keeps retrying transient failures (503/429 bursts,
+     * resets): 0 = RETRY_BUDGET_DEFAULT_MS. */
+    uint32_t retry_budget_ms;
+    bool no_retries; /* one attempt per request */
     sv_stats *stats; /* may be NULL */
 } cli_s3_tuning;
 

@@ -64,6 +64,12 @@ static const char usage_mount[] =
     "                        listing. A reader killed while it waits returns at\n"
     "                        once in any case; what it leaves unfetched is\n"
     "                        cancelled\n"
+    "  --retry-budget DURATION\n"
+    "                        how long a request keeps retrying 503 SlowDown, 429,\n"
+    "                        5xx, resets and stalls, with jittered backoff of up\n"
+    "                        to 3 s a wait (default 20s, enough for a 10 s\n"
+    "                        throttling burst; 0 to 10m; 0: no retries). Other\n"
+    "                        4xx fail at once\n"
     "  --dir-ttl SECONDS     how long a directory listing is reused (default 60;\n"
     "                        _delta_log/ directories: 1)\n"
     "  --read-ahead BYTES    kernel readahead of the mount (default 128K, the\n"
@@ -130,6 +136,7 @@ typedef struct {
     delta_version_spec table_version; /* --version, --timestamp */
     double warmup_s;      /* --warmup: sampling time, 0 for none */
     uint64_t read_timeout_ms;
+    uint64_t retry_budget_ms;
     bool foreground;
     bool debug_fuse;
     bool force;            /* --force: unmount a stale mount on the mountpoint first */
@@ -179,7 +186,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
     enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD,
            OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR, OPT_VERSION, OPT_TIMESTAMP,
-           OPT_FORCE };
+           OPT_FORCE, OPT_RETRYBUDGET };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -197,6 +204,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"version", required_argument, NULL, OPT_VERSION},
         {"timestamp", required_argument, NULL, OPT_TIMESTAMP},
         {"force", no_argument, NULL, OPT_FORCE},
+        {"retry-budget", required_argument, NULL, OPT_RETRYBUDGET},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -213,6 +221,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
     o->partial_memory = PARTIAL_MEMORY_DEFAULT;
     o->warmup_s = 5.0;
     o->read_timeout_ms = SV_READ_TIMEOUT_DEFAULT_MS;
+    o->retry_budget_ms = RETRY_BUDGET_DEFAULT_MS;
     const char *positional[2] = {NULL, NULL};
     int npos = 0;
     optind = 1;
@@ -319,6 +328,10 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             break;
         }
         case OPT_FORCE: o->force = true; break;
+        case OPT_RETRYBUDGET:
+            if (!cli_parse_duration_ms(optarg, 0, 600000, &o->retry_budget_ms))
+                fail("--retry-budget '%s': expected a duration from 0 to 10m, like 20s, 1500ms or 2m", optarg);
+            break;
         case 'f': o->foreground = true; break;
         case 'd': o->debug_fuse = o->foreground = true; break;
         case 'o': o->fuse_opts = optarg; break;
@@ -752,7 +765,9 @@ static int serve(const mount_opts *o, const char *mountpoint)
     sv_error err;
     const cli_s3_tuning tuning = {.max_connections = o->max_connections,
                                   .stall_timeout_ms = o->stall_ms,
-                                  .progress_window_ms = o->progress_ms, .stats = &stats};
+                                  .progress_window_ms = o->progress_ms,
+                                  .retry_budget_ms = (uint32_t)o->retry_budget_ms,
+                                  .no_retries = o->retry_budget_ms == 0, .stats = &stats};
     if (!cli_s3_connect(&o->s3, bucket, &tuning, &s3, &err))
         fail("%s", err.msg);
 

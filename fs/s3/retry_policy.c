@@ -81,6 +81,12 @@ static uint64_t next_random(uint64_t *state)
     return x * 0x2545F4914F6CDD1Du;
 }
 
+bool retry_within_budget(const retry_policy *p, uint64_t elapsed_ms, uint32_t wait_ms)
+{
+    const retry_policy eff = effective_policy(p);
+    return eff.budget_ms == 0 || elapsed_ms + wait_ms <= eff.budget_ms;
+}
+
 uint32_t retry_backoff_ms(const retry_policy *p, uint32_t attempt, uint64_t *rng_state)
 {
     const retry_policy eff = effective_policy(p);

@@ -27,9 +27,18 @@ typedef struct {
     uint32_t max_attempts;  /* total attempts including the first, >= 1 */
     uint32_t base_ms;       /* first backoff ceiling */
     uint32_t cap_ms;        /* largest backoff ceiling */
+    /* No retry starts later than this after the first attempt started (0:
+     * attempts alone bound it). S3 answers load with bursts of 503
+     * SlowDown and asks clients to back off through them: the budget, not
+     * the attempt count, decides how long a burst is survived. */
+    uint32_t budget_ms;
 } retry_policy;
 
-#define RETRY_POLICY_DEFAULT ((retry_policy){ .max_attempts = 5, .base_ms = 100, .cap_ms = 5000 })
+/* Survives a 10 s burst of 503/429 with room to spare; the attempt count
+ * only bounds the loop (a 3 s cap with full jitter averages 1.5 s a wait). */
+#define RETRY_BUDGET_DEFAULT_MS 20000u
+#define RETRY_POLICY_DEFAULT \
+    ((retry_policy){ .max_attempts = 40, .base_ms = 100, .cap_ms = 3000, .budget_ms = RETRY_BUDGET_DEFAULT_MS })
 
 /* Decide whether attempt number `attempt` (1-based, the one that just failed)
  * may be retried: 5xx, 429, timeouts, stalls, resets and short bodies are
@@ -45,5 +54,9 @@ retry_decision retry_classify(const retry_policy *p, uint32_t attempt,
  * A NULL rng_state returns the ceiling. A NULL policy means
  * RETRY_POLICY_DEFAULT in both functions. */
 uint32_t retry_backoff_ms(const retry_policy *p, uint32_t attempt, uint64_t *rng_state);
+
+/* Whether a retry wait_ms from now, elapsed_ms after the first attempt
+ * started, still starts within the policy's budget (always, without one). */
+bool retry_within_budget(const retry_policy *p, uint64_t elapsed_ms, uint32_t wait_ms);
 
 #endif

@@ -193,9 +193,8 @@ static void finish(s3_client *c, s3_request *r, store_status st)
     s3_request_free(r);
 }
 
-static void schedule_retry(s3_client *c, s3_request *r, bool fresh)
+static void schedule_retry(s3_client *c, s3_request *r, uint32_t wait, bool fresh)
 {
-    uint32_t wait = retry_backoff_ms(&c->cfg.retry, r->attempt, &c->rng);
     r->due_ns = now_ns() + (int64_t)wait * 1000000;
     r->fresh_connection = fresh;
     r->next = c->retrying;
@@ -282,6 +281,17 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff
     retry_decision d = st == STORE_ERR_CHANGED ? RETRY_NO
                                             : retry_classify(&p, r->attempt, outcome, r->status);
     bool shutting = atomic_load(&c->stopping);
+    uint32_t wait = 0;
+    if (d != RETRY_NO && !shutting) {
+        wait = retry_backoff_ms(&p, r->attempt, &c->rng);
+        uint64_t elapsed_ms = (uint64_t)(now_ns() - r->first_attempt_ns) / 1000000;
+        if (!retry_within_budget(&p, elapsed_ms, wait)) {
+            log_info("giving up after %u attempt(s) in %" PRIu64 " ms (retry budget %u ms): %s", r->attempt,
+                     elapsed_ms, p.budget_ms, r->errmsg);
+            finish(c, r, st);
+            return;
+        }
+    }
     if (d == RETRY_NO || shutting) {
         if (st == STORE_ERR_CHANGED)
             log_warn("%s", r->errmsg);
@@ -290,7 +300,7 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff
         finish(c, r, shutting ? STORE_ERR_SHUTDOWN : st);
         return;
     }
-    schedule_retry(c, r, d == RETRY_FRESH);
+    schedule_retry(c, r, wait, d == RETRY_FRESH);
 }
 
 static int on_prereq(void *ud, char *primary_ip, char *local_ip, int primary_port, int local_port)
@@ -352,6 +362,8 @@ static void start_attempt(s3_client *c, s3_request *r)
     r->client = c;
     curl_easy_setopt(easy, CURLOPT_PREREQDATA, r);
     r->started_ns = now_ns();
+    if (r->attempt == 1)
+        r->first_attempt_ns = r->started_ns;
     r->window_start_ns = 0;
     r->window_start_bytes = 0;
     r->prev = NULL;

@@ -64,6 +64,7 @@ typedef struct s3_request {
     CURL *easy;
     struct curl_slist *headers;
     uint32_t attempt;
+    int64_t first_attempt_ns; /* when attempt 1 started: the retry budget counts from it */
     bool fresh_connection;
     bool got_headers;
     bool has_connection; /* curl has a connection for it (PREREQFUNCTION ran) */

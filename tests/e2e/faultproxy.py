@@ -19,7 +19,8 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
 bucket-level requests), "get"/"head" (object GET/HEAD), "any".
-times=None means always. key=... restricts a fault to one object key,
+times=None means always; for_seconds=S (a parameter) ends a fault S seconds
+after its first hit (a burst). key=... restricts a fault to one object key,
 range_start=N (a parameter) to GETs whose Range starts at byte N.
 Every request is recorded in proxy.requests (method, path, key, query,
 headers, kind, fault action, status sent).
@@ -48,9 +49,13 @@ class Fault:
     key: str | None = None
     params: dict = field(default_factory=dict)
     hits: int = 0
+    first_hit: float | None = None  # time.monotonic() of the first hit
 
     def matches(self, kind: str, key: str | None, range_start: int | None = None) -> bool:
         if self.times is not None and self.hits >= self.times:
+            return False
+        if ("for_seconds" in self.params and self.first_hit is not None
+                and time.monotonic() - self.first_hit > self.params["for_seconds"]):
             return False
         if "range_start" in self.params and self.params["range_start"] != range_start:
             return False
@@ -207,6 +212,8 @@ class FaultProxy:
             for f in self.faults:
                 if f.matches(kind, key, range_start):
                     f.hits += 1
+                    if f.first_hit is None:
+                        f.first_hit = time.monotonic()
                     return f
         return None
 

@@ -28,7 +28,11 @@ def setup(bucket, mount, proxy):
     ctrl = s3env.det_bytes("fault-control", 300_000)
     b = bucket({"t/target.bin": data, "t/control.bin": ctrl, "sub/x.txt": b"x", "sub/y.txt": b"yy"})
 
-    def do(args=()):
+    def do(args=None):
+        """args None: a 3 s retry budget, so that permanent faults turn into
+        EIO within seconds rather than the default 20 s per request."""
+        if args is None:
+            args = ["--retry-budget", "3s"]
         m = mount(bucket=b, endpoint=proxy.endpoint, args=list(args))
         return m, data, ctrl
     do.bucket = b
@@ -85,8 +89,56 @@ def test_transient_get_faults_are_retried(setup, proxy, action, params, times):
     still_healthy(m, ctrl)
 
 
+@pytest.mark.parametrize("status,code", [(503, "SlowDown"), (429, "TooManyRequests")])
+def test_a_ten_second_throttling_burst_is_survived(setup, proxy, status, code):
+    """S3 throttles with bursts of 503 SlowDown (or 429): every GET of the
+    mount fails for 10 s. Reads wait it out with backoff and return the right
+    bytes; the default retry budget (20 s) is what allows it."""
+    m, data, ctrl = setup(args=[])
+    before = m.stats()
+    fault = proxy.add("get", "status", status=status, code=code, for_seconds=10)
+    assert (m / "t/target.bin").read_bytes() == data
+    assert fault.hits > 5, "the burst hardly happened"
+    assert time.monotonic() - fault.first_hit > 10, "the read finished inside the burst"
+    assert m.stats()["retries"] - before["retries"] >= fault.hits
+    still_healthy(m, ctrl)
+
+
+def test_retry_budget_bounds_a_burst(setup, proxy):
+    """--retry-budget 2s gives up on a burst longer than that: EIO, and the
+    next read after the burst works."""
+    m, data, ctrl = setup(args=["--retry-budget", "2s"])
+    fault = proxy.add("get", "status", status=503, code="SlowDown", for_seconds=6)
+    with open(m / "t/target.bin", "rb", buffering=0) as f:
+        with pytest.raises(OSError) as e:
+            os.pread(f.fileno(), 4096, 0)
+    assert e.value.errno == errno.EIO
+    assert time.monotonic() - fault.first_hit < 6, "the read waited for the whole burst"
+    assert m.stats()["errors"] > 0
+    while time.monotonic() - fault.first_hit <= 6.5:
+        time.sleep(0.25)
+    with open(m / "t/target.bin", "rb", buffering=0) as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        assert f.read() == data
+    still_healthy(m, ctrl)
+
+
+def test_client_errors_are_not_retried(setup, proxy):
+    """A 403 will not change: one request, EIO, no retries."""
+    m, data, ctrl = setup()
+    before = m.stats()
+    proxy.add("get", "status", status=403, code="AccessDenied", key="t/target.bin")
+    with open(m / "t/target.bin", "rb", buffering=0) as f:
+        with pytest.raises(OSError) as e:
+            os.pread(f.fileno(), 4096, 0)
+    assert e.value.errno == errno.EIO
+    assert m.stats()["retries"] == before["retries"]
+    proxy.clear()
+    still_healthy(m, ctrl)
+
+
 def test_stall_is_detected_and_retried(setup, proxy):
-    m, data, ctrl = setup(args=["--stall-timeout", "1000"])
+    m, data, ctrl = setup(args=["--stall-timeout", "1000", "--retry-budget", "3s"])
     before = m.stats()
     proxy.add("get", "stall", times=1, key="t/target.bin", seconds=None)
     assert (m / "t/target.bin").read_bytes() == data
@@ -102,7 +154,7 @@ def test_slow_body_is_cut_off_and_retried(setup, proxy, every):
     next attempt is served normally, so a 1 MiB pread succeeds within about
     one progress window instead of blocking for minutes."""
     window_s = 2.0
-    m, data, ctrl = setup(args=["--progress-timeout", str(int(window_s * 1000))])
+    m, data, ctrl = setup(args=["--progress-timeout", str(int(window_s * 1000)), "--retry-budget", "3s"])
     before = m.stats()
     proxy.add("get", "trickle", times=1, key="t/target.bin", range_start=0, head_bytes=100, chunk=8,
               every=every)

@@ -69,9 +69,43 @@ Test(retry_classify, single_attempt_policy_never_retries)
 
 Test(retry_classify, null_policy_uses_default)
 {
+    const uint32_t n = RETRY_POLICY_DEFAULT.max_attempts;
     cr_expect_eq(retry_classify(NULL, 1, ATTEMPT_TIMEOUT, 0), RETRY_YES);
-    cr_expect_eq(retry_classify(NULL, 4, ATTEMPT_TIMEOUT, 0), RETRY_YES);
-    cr_expect_eq(retry_classify(NULL, 5, ATTEMPT_TIMEOUT, 0), RETRY_NO);
+    cr_expect_eq(retry_classify(NULL, n - 1, ATTEMPT_TIMEOUT, 0), RETRY_YES);
+    cr_expect_eq(retry_classify(NULL, n, ATTEMPT_TIMEOUT, 0), RETRY_NO);
+}
+
+Test(retry_budget, default_survives_a_ten_second_burst)
+{
+    /* Even with the longest wait every time, the default policy keeps
+     * retrying a burst of 503 for more than 10 s before either bound ends it. */
+    const retry_policy p = RETRY_POLICY_DEFAULT;
+    uint64_t elapsed = 0;
+    uint32_t attempt = 1;
+    while (retry_classify(&p, attempt, ATTEMPT_HTTP_STATUS, 503) != RETRY_NO) {
+        uint32_t wait = retry_backoff_ms(&p, attempt, NULL);
+        cr_assert_leq(wait, 3000, "a single wait of %u ms", wait);
+        if (!retry_within_budget(&p, elapsed, wait))
+            break;
+        elapsed += wait;
+        attempt++;
+    }
+    cr_expect_geq(elapsed, 10000, "retries stop after %llu ms", (unsigned long long)elapsed);
+    cr_expect_leq(elapsed, p.budget_ms);
+    /* And with the shortest waits (all jitter draws zero), the attempt
+     * count alone would stop it; averaged draws need about 13 waits. */
+    cr_expect_geq(p.max_attempts, 20u);
+}
+
+Test(retry_budget, ends_retries)
+{
+    const retry_policy p = {.max_attempts = 100, .base_ms = 100, .cap_ms = 1000, .budget_ms = 5000};
+    cr_expect(retry_within_budget(&p, 0, 1000));
+    cr_expect(retry_within_budget(&p, 4000, 1000));
+    cr_expect_not(retry_within_budget(&p, 4001, 1000));
+    cr_expect_not(retry_within_budget(&p, UINT32_MAX, 0));
+    const retry_policy unbounded = {.max_attempts = 3, .base_ms = 100, .cap_ms = 1000};
+    cr_expect(retry_within_budget(&unbounded, UINT32_MAX, 1000));
 }
 
 Test(retry_classify, attempt_zero_counts_as_first)
