@@ -575,6 +575,23 @@ int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name, sv_stale_entry *s
     return views_unlink(fs->views, parent, name, stale);
 }
 
+size_t sv_fs_take_stale(sv_fs *fs, sv_stale_entry *out, size_t max)
+{
+    tree_stale got[16];
+    size_t n = 0;
+    while (n < max) {
+        size_t want = max - n < 16 ? max - n : 16;
+        size_t k = tree_take_stale(fs->plain->tree, got, want);
+        for (size_t i = 0; i < k; i++, n++) {
+            out[n].parent = got[i].parent;
+            snprintf(out[n].name, sizeof out[n].name, "%s", got[i].name);
+        }
+        if (k < want)
+            break;
+    }
+    return n;
+}
+
 /* ---- extended attributes ------------------------------------------------------- */
 
 ssize_t sv_fs_getxattr(sv_fs *fs, uint64_t ino, const char *name, char *buf, size_t size)

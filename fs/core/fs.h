@@ -120,6 +120,10 @@ int sv_fs_flush(sv_fs *fs, sv_file *f);
 int sv_fs_truncate(sv_fs *fs, uint64_t ino, sv_file *f, uint64_t size);
 /* *stale: an entry elsewhere the removal made stale (parent 0 if none). */
 int sv_fs_unlink(sv_fs *fs, uint64_t parent, const char *name, sv_stale_entry *stale);
+/* Names the kernel may still map to a replaced or removed object's inode
+ * (listing refreshes found them changed): up to max, oldest first; the
+ * adapter invalidates them. */
+size_t sv_fs_take_stale(sv_fs *fs, sv_stale_entry *out, size_t max);
 /* Whether ino is a hint file (the only files whose attributes may change). */
 bool sv_fs_is_writable(sv_fs *fs, uint64_t ino);
 

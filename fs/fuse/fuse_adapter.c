@@ -72,7 +72,7 @@ static void entry_of(const sv_attr *a, struct fuse_entry_param *e)
     e->ino = a->ino;
     e->generation = 1;
     e->attr_timeout = a->timeout;
-    e->entry_timeout = a->timeout;
+    e->entry_timeout = a->entry_timeout > 0 && a->entry_timeout < a->timeout ? a->entry_timeout : a->timeout;
     to_stat(a, &e->attr);
 }
 
@@ -571,6 +571,36 @@ static int start_watchdog(pthread_t *t, const char *mountpoint)
     return r;
 }
 
+/* Tells the kernel to forget names whose object a listing found replaced or
+ * removed, so the next open by path looks up the new version. Its own
+ * thread: an invalidation waits for the directory's lock, which a request in
+ * flight in that directory may hold until a worker answers it. It is joined
+ * before serving counts as over, so the exit watchdog covers that wait too;
+ * after an unmount the kernel answers at once. */
+static atomic_bool notifier_stop;
+
+static void *stale_notifier(void *arg)
+{
+    adapter *ad = arg;
+    while (!atomic_load(&notifier_stop)) {
+        sv_stale_entry stale[32];
+        size_t n = sv_fs_take_stale(ad->fs, stale, sizeof stale / sizeof stale[0]);
+        for (size_t i = 0; i < n && !atomic_load(&notifier_stop); i++) {
+            int e = fuse_lowlevel_notify_inval_entry(ad->se, stale[i].parent, stale[i].name,
+                                                     strlen(stale[i].name));
+            if (e != 0 && e != -ENOENT)
+                log_debug("cannot invalidate the entry %s: %s", stale[i].name, strerror(-e));
+            else if (e == 0)
+                log_debug("invalidated the entry %s (its object changed)", stale[i].name);
+        }
+        if (n < sizeof stale / sizeof stale[0]) {
+            struct timespec pause = {0, 200 * 1000000L};
+            nanosleep(&pause, NULL);
+        }
+    }
+    return NULL;
+}
+
 int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
 {
     adapter ad = {fs, cfg, NULL};
@@ -618,11 +648,19 @@ int sv_fuse_serve(sv_fs *fs, const sv_fuse_config *cfg, sv_error *err)
     set_kernel_readahead(cfg->mountpoint, cfg->max_readahead);
     if (cfg->on_mounted)
         cfg->on_mounted(cfg->ud);
+    pthread_t notifier;
+    atomic_store(&notifier_stop, false);
+    bool have_notifier = pthread_create(&notifier, NULL, stale_notifier, &ad) == 0;
+    if (!have_notifier)
+        log_warn("cannot start the entry notifier: a replaced object is seen by path only after --dir-ttl");
     struct fuse_loop_config *lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, cfg->max_threads ? cfg->max_threads : 16);
     fuse_loop_cfg_set_clone_fd(lc, 0);
     int rc = fuse_session_loop_mt(se, lc);
     fuse_loop_cfg_destroy(lc);
+    atomic_store(&notifier_stop, true);
+    if (have_notifier)
+        pthread_join(notifier, NULL);
     atomic_store(&serving_over, true);
     sem_post(&exit_sem);
     if (have_watchdog)

@@ -71,6 +71,9 @@ void plain_attr(const plain_fs *p, const tree_attr *ta, sv_attr *out)
         out->mode = S_IFREG | 0444;
         out->nlink = 1;
         out->timeout = ta->in_delta_log ? p->cfg.delta_log_attr_timeout_s : p->cfg.file_attr_timeout_s;
+        /* After a listing's TTL a lookup lists again and finds a replaced
+         * object's new inode; the old inode's attributes stay true. */
+        out->entry_timeout = (double)p->cfg.dir_ttl_ms / 1000.0;
     }
 }
 

@@ -37,6 +37,12 @@ struct tree {
     size_t index_buckets;
     size_t index_count;
     int64_t dir_ttl_ns, delta_log_ttl_ns;
+    /* Names a listing refresh gave another inode (a replaced object) or
+     * dropped: the kernel may still map them to the old inode. A ring of
+     * TREE_STALE_MAX; when full the oldest go (the kernel's entry timeout
+     * still bounds how long those stay). */
+    tree_stale stale[TREE_STALE_MAX];
+    size_t stale_head, stale_count;
 };
 
 static int64_t now_ns(void)
@@ -352,6 +358,32 @@ static store_status fetch_listing(tree *t, const char *prefix, const store_reque
     return st;
 }
 
+static void note_stale(tree *t, uint64_t parent, const char *name)
+{
+    size_t slot = (t->stale_head + t->stale_count) % TREE_STALE_MAX;
+    if (t->stale_count == TREE_STALE_MAX)
+        t->stale_head = (t->stale_head + 1) % TREE_STALE_MAX; /* overwrite the oldest */
+    else
+        t->stale_count++;
+    t->stale[slot].parent = parent;
+    snprintf(t->stale[slot].name, sizeof t->stale[slot].name, "%s", name);
+}
+
+/* Old children whose name now maps to another inode, or to none (lock held;
+ * both arrays sorted by name). */
+static void note_changed_names(tree *t, const node *dir, const tree_dirent *now, size_t n_now)
+{
+    size_t j = 0;
+    for (size_t i = 0; i < dir->n_children; i++) {
+        const tree_dirent *old = &dir->children[i];
+        while (j < n_now && strcmp(now[j].name, old->name) < 0)
+            j++;
+        if (j < n_now && strcmp(now[j].name, old->name) == 0 && now[j].ino == old->ino)
+            continue;
+        note_stale(t, dir->ino, old->name);
+    }
+}
+
 /* Install a fresh listing into dir (lock held). */
 static store_status install_listing(tree *t, node *dir, raw_list *l)
 {
@@ -381,6 +413,8 @@ static store_status install_listing(tree *t, node *dir, raw_list *l)
         children[n].is_dir = e->is_dir;
         n++;
     }
+    if (dir->listed)
+        note_changed_names(t, dir, children, n);
     free_children(dir->children, dir->n_children);
     dir->children = children;
     dir->n_children = n;
@@ -452,6 +486,19 @@ store_status tree_refresh_dir(tree *t, uint64_t dir_ino, const store_request_opt
     store_status st = d && d->is_dir ? ensure_listed(t, d, true, opts, err, NULL) : STORE_ERR_NOT_FOUND;
     pthread_mutex_unlock(&t->lock);
     return st;
+}
+
+size_t tree_take_stale(tree *t, tree_stale *out, size_t max)
+{
+    pthread_mutex_lock(&t->lock);
+    size_t n = 0;
+    for (; n < max && t->stale_count; n++) {
+        out[n] = t->stale[t->stale_head];
+        t->stale_head = (t->stale_head + 1) % TREE_STALE_MAX;
+        t->stale_count--;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return n;
 }
 
 static void fill_attr(const node *n, tree_attr *out)

@@ -42,6 +42,14 @@ typedef struct {
 
 typedef struct tree tree;
 
+/* A name whose inode a listing refresh changed (the object was replaced) or
+ * removed: the kernel's cached entry for it is stale. */
+#define TREE_STALE_MAX 1024u
+typedef struct {
+    uint64_t parent;
+    char name[TREE_NAME_MAX + 1];
+} tree_stale;
+
 /* prefix: "" or ending in '/'. */
 tree *tree_create(object_store *store, const char *prefix, uint64_t dir_ttl_ms,
                   uint64_t delta_log_ttl_ms);
@@ -61,6 +69,8 @@ store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out);
 /* Snapshot of a directory's children (sorted by name); free with tree_dir_snapshot_free. */
 store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, const sv_cancel *tok);
 void tree_dir_snapshot_free(tree_dir_snapshot *s);
+/* Take up to max stale names, oldest first (see tree_stale). */
+size_t tree_take_stale(tree *t, tree_stale *out, size_t max);
 /* Parent inode of a directory (root's parent is root). */
 uint64_t tree_parent(tree *t, uint64_t ino);
 /* Full S3 key (file) or prefix (directory) of ino, malloc'd; NULL if unknown. */

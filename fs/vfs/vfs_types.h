@@ -28,6 +28,10 @@ typedef struct {
     int64_t mtime;
     uint32_t nlink;
     double timeout; /* seconds the kernel may cache this entry and its attributes */
+    /* When > 0, seconds the kernel may keep the name -> inode mapping, if
+     * shorter than timeout: a file inode (one object version) never changes,
+     * but the version a name stands for does. */
+    double entry_timeout;
 } sv_attr;
 
 /* A name an operation removed from a directory other than the one it

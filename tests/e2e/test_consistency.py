@@ -135,3 +135,52 @@ def test_new_object_appears_after_dir_ttl(s3, bucket, mount):
     time.sleep(2.5)
     assert sorted(os.listdir(m / "d")) == ["one", "two"]
     assert (m / "d/two").read_bytes() == b"22"
+
+
+def read_through_new_open(path) -> bytes:
+    """A fresh open by path, its page cache dropped first (the kernel keeps a
+    file's pages across opens: an old inode's would hide nothing here)."""
+    with open(path, "rb", buffering=0) as f:
+        os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+        return f.read()
+
+
+@pytest.mark.allow_stderr(CHANGED)
+def test_replaced_object_reopened_by_path_after_dir_ttl(s3, bucket, mount):
+    """Nobody lists: once --dir-ttl has passed, a new open by path looks the
+    name up again and reads the new version (the kernel keeps a name only
+    for --dir-ttl; before, the old inode's 1 h entry kept serving it)."""
+    import time
+    v1, v2 = s3env.det_bytes("reopen-v1", 3 * MiB), s3env.det_bytes("reopen-v2", 3 * MiB + 5)
+    b = bucket({"d/obj.bin": v1})
+    m = mount(bucket=b, args=["--dir-ttl", "2"])
+    assert read_through_new_open(m / "d/obj.bin") == v1
+    s3.put_object(Bucket=b, Key="d/obj.bin", Body=v2)
+    time.sleep(3)
+    assert os.stat(m / "d/obj.bin").st_size == len(v2)
+    assert read_through_new_open(m / "d/obj.bin") == v2
+
+
+@pytest.mark.allow_stderr(CHANGED)
+def test_a_listing_that_sees_a_replaced_object_invalidates_its_name(s3, bucket, mount):
+    """The name was looked up late in the listing's TTL, so the kernel would
+    keep it well past the next listing; that listing sees the new ETag and
+    has the kernel forget the name: the next open by path reads the new
+    version at once."""
+    import time
+    v1, v2 = s3env.det_bytes("inval-v1", MiB), s3env.det_bytes("inval-v2", MiB + 3)
+    b = bucket({"d/obj.bin": v1, "d/other": b"o"})
+    ttl = 6
+    m = mount(bucket=b, args=["--dir-ttl", str(ttl)])
+    t0 = time.monotonic()
+    assert sorted(os.listdir(m / "d")) == ["obj.bin", "other"]  # listed at t0 (no readdirplus: no entries)
+    time.sleep(ttl - 1)
+    assert read_through_new_open(m / "d/obj.bin") == v1  # looked up at t0 + 5: kept until t0 + 11
+    s3.put_object(Bucket=b, Key="d/obj.bin", Body=v2)
+    while time.monotonic() - t0 < ttl + 0.5:
+        time.sleep(0.1)
+    assert sorted(os.listdir(m / "d")) == ["obj.bin", "other"]  # the listing is refreshed here
+    time.sleep(0.6)  # the daemon invalidates within a few hundred ms
+    assert time.monotonic() - t0 < 2 * ttl - 2, "too slow to tell: the entry may have expired by itself"
+    assert os.stat(m / "d/obj.bin").st_size == len(v2)
+    assert read_through_new_open(m / "d/obj.bin") == v2

@@ -102,6 +102,60 @@ Test(tree, a_replaced_object_is_a_new_inode)
     cr_assert_eq(walk("a.parquet").ino, after.ino);
 }
 
+Test(tree, a_refresh_names_what_it_replaced_or_removed)
+{
+    put("d/a", "1");
+    put("d/b", "2");
+    put("d/c", "3");
+    t = tree_create(mem_store_base(m), "", 60000, 60000);
+    uint64_t d = walk("d").ino;
+    walk("d/a");
+    tree_stale got[8];
+    cr_assert_eq(tree_take_stale(t, got, 8), 0, "a first listing makes nothing stale");
+    put("d/a", "one");   /* replaced: a new inode for the name */
+    cr_assert(mem_store_delete(m, "d/c"));
+    put("d/e", "5");     /* new: nothing cached for it */
+    sv_error err;
+    cr_assert_eq(tree_refresh_dir(t, d, NULL, &err), STORE_OK);
+    size_t n = tree_take_stale(t, got, 8);
+    cr_assert_eq(n, 2);
+    cr_assert_eq(got[0].parent, d);
+    cr_assert_str_eq(got[0].name, "a");
+    cr_assert_eq(got[1].parent, d);
+    cr_assert_str_eq(got[1].name, "c");
+    cr_assert_eq(tree_take_stale(t, got, 8), 0, "taken once");
+    cr_assert_eq(tree_refresh_dir(t, d, NULL, &err), STORE_OK);
+    cr_assert_eq(tree_take_stale(t, got, 8), 0, "an unchanged listing makes nothing stale");
+}
+
+Test(tree, the_stale_ring_keeps_the_newest)
+{
+    char key[32];
+    for (unsigned i = 0; i < TREE_STALE_MAX + 10; i++) {
+        snprintf(key, sizeof key, "d/f%05u", i);
+        put(key, "x");
+    }
+    t = tree_create(mem_store_base(m), "", 60000, 60000);
+    uint64_t d = walk("d").ino;
+    walk("d/f00000"); /* lists d */
+    for (unsigned i = 0; i < TREE_STALE_MAX + 10; i++) {
+        snprintf(key, sizeof key, "d/f%05u", i);
+        put(key, "changed");
+    }
+    sv_error err;
+    cr_assert_eq(tree_refresh_dir(t, d, NULL, &err), STORE_OK);
+    tree_stale got[64];
+    size_t total = 0, n;
+    char first[TREE_NAME_MAX + 1] = "";
+    while ((n = tree_take_stale(t, got, 64)) > 0) {
+        if (!total)
+            snprintf(first, sizeof first, "%s", got[0].name);
+        total += n;
+    }
+    cr_assert_eq(total, TREE_STALE_MAX, "total %zu", total);
+    cr_assert_str_eq(first, "f00010", "the oldest were dropped");
+}
+
 Test(tree, listings_are_reused_within_their_ttl)
 {
     put("d/a", "1");
