@@ -33,10 +33,14 @@ static const char usage_hint[] =
     "  --rows FILE:S-E     file rows [S, E) (0-based, relative to the mount); repeat\n"
     "                      or separate with commas\n"
     "  --remove            remove the hint and its view\n"
+    "  --control-dir NAME  the mount's control directory, when it was mounted\n"
+    "                      with --control-dir (default .sieve)\n"
     "  -h, --help          show this help\n"
     "\n"
     "Exit status: 0 accepted (or removed), 1 rejected or the mount refused it (the\n"
     "reason is printed), 2 usage error.\n";
+
+static const char *control_dir = ".sieve"; /* --control-dir */
 
 static int usage_error(const char *msg, const char *arg)
 {
@@ -93,7 +97,7 @@ static void print_rejection(const char *dir, const char *name, int err)
         fprintf(stderr, "sievefs hint: error: cannot write %s/%s.json: %s\n", dir, name, strerror(err));
 }
 
-/* The mount a path lies in (the nearest directory holding .sieve/hints)
+/* The mount a path lies in (the nearest directory holding CONTROL/hints)
  * into mount, and the path below it into table ("" when path is the mount
  * point). False when path is in no sievefs mount. */
 static bool split_mount_path(const char *path, char *mount, size_t msz, char *table, size_t tsz)
@@ -101,9 +105,9 @@ static bool split_mount_path(const char *path, char *mount, size_t msz, char *ta
     char real[PATH_MAX];
     if (!realpath(path, real))
         return false;
-    char probe[PATH_MAX + 32];
+    char probe[PATH_MAX + 300];
     for (size_t n = strlen(real);;) {
-        snprintf(probe, sizeof probe, "%.*s/.sieve/hints", (int)n, real);
+        snprintf(probe, sizeof probe, "%.*s/%s/hints", (int)n, real, control_dir);
         struct stat st;
         if (stat(probe, &st) == 0 && S_ISDIR(st.st_mode)) {
             snprintf(mount, msz, "%.*s", (int)(n ? n : 1), n ? real : "/");
@@ -121,13 +125,14 @@ static bool split_mount_path(const char *path, char *mount, size_t msz, char *ta
 
 int cli_hint(int argc, char **argv)
 {
-    enum { OPT_WHERE = 1000, OPT_COLUMNS, OPT_ROWS, OPT_REMOVE, OPT_TABLE };
+    enum { OPT_WHERE = 1000, OPT_COLUMNS, OPT_ROWS, OPT_REMOVE, OPT_TABLE, OPT_CONTROL };
     static const struct option opts[] = {
         {"table", required_argument, NULL, OPT_TABLE},
         {"where", required_argument, NULL, OPT_WHERE},
         {"columns", required_argument, NULL, OPT_COLUMNS},
         {"rows", required_argument, NULL, OPT_ROWS},
         {"remove", no_argument, NULL, OPT_REMOVE},
+        {"control-dir", required_argument, NULL, OPT_CONTROL},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -172,6 +177,11 @@ int cli_hint(int argc, char **argv)
         case OPT_REMOVE:
             remove_hint = true;
             break;
+        case OPT_CONTROL:
+            if (!optarg[0] || strchr(optarg, '/') || strlen(optarg) > 255)
+                return usage_error("--control-dir expects a file name", optarg);
+            control_dir = optarg;
+            break;
         default:
             rc = usage_error("unknown option", argv[optind - 1]);
         }
@@ -207,7 +217,7 @@ int cli_hint(int argc, char **argv)
         return usage_error("NAME must be a plain name (letters, digits, '_', '-', '.')", name);
     }
     char dir[PATH_MAX], path[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/.sieve/hints", mp);
+    snprintf(dir, sizeof dir, "%s/%s/hints", mp, control_dir);
     snprintf(path, sizeof path, "%s/%s.json", dir, name);
     if (remove_hint) {
         json_decref(doc);
@@ -258,6 +268,6 @@ int cli_hint(int argc, char **argv)
         print_rejection(dir, name, err);
         return 1;
     }
-    printf("%s/.sieve/views/%s\n", mp, name);
+    printf("%s/%s/views/%s\n", mp, control_dir, name);
     return 0;
 }

@@ -101,6 +101,10 @@ static const char usage_mount[] =
     "  --timestamp TIME      the same as of a time: for each table, the latest\n"
     "                        version committed at or before TIME (UTC, like\n"
     "                        2024-05-01T12:00:00Z or 2024-05-01)\n"
+    "  --control-dir NAME    name the control directory NAME instead of .sieve\n"
+    "                        (when the bucket has its own .sieve/ under the\n"
+    "                        mount, which the control directory hides; the mount\n"
+    "                        warns); give sievefs hint the same --control-dir\n"
     "  --force               a stale mount on MOUNTPOINT (its daemon killed:\n"
     "                        'Transport endpoint is not connected') is unmounted\n"
     "                        first (fusermount3 -uz); without it, the mount fails\n"
@@ -140,6 +144,7 @@ typedef struct {
     bool foreground;
     bool debug_fuse;
     bool force;            /* --force: unmount a stale mount on the mountpoint first */
+    const char *control_dir; /* --control-dir NAME, or NULL: .sieve */
     const char *fuse_opts;
 } mount_opts;
 
@@ -154,6 +159,7 @@ typedef struct {
  * lines: "OK" or "ERR message"; after OK, when the parent waits for the
  * warmup (its stdout is a terminal), "W what" for progress, then "P line"
  * for each line of the profile or "E why", then end of file. */
+static const char *control_name = SV_CONTROL_DIR; /* --control-dir, for messages */
 static int ready_fd = -1;           /* guarded by report_lock once the warmup runs */
 static pthread_mutex_t report_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool report_warmup;          /* set before the fork: the parent waits for the warmup's lines */
@@ -182,11 +188,30 @@ static void fail(const char *fmt, ...)
     exit(1);
 }
 
+/* A start-up warning the user must see: through the parent when it waits
+ * (a "WARN" line before OK), else on stderr; and in the log. */
+static void warn_user(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn_user(const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    sv_vformat_line(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log_warn("%s", msg);
+    pthread_mutex_lock(&report_lock);
+    if (ready_fd >= 0)
+        dprintf(ready_fd, "WARN %s\n", msg);
+    else
+        fprintf(stderr, "sievefs: warning: %s\n", msg);
+    pthread_mutex_unlock(&report_lock);
+}
+
 static void parse_mount_args(int argc, char **argv, mount_opts *o)
 {
     enum { OPT_CACHE = CLI_OPT_S3_END, OPT_LOG, OPT_MAXCONN, OPT_STALL, OPT_PROGRESS, OPT_DIRTTL, OPT_READAHEAD,
            OPT_REQCOST, OPT_PARTIALMEM, OPT_WARMUP, OPT_READTIMEOUT, OPT_CACHEDIR, OPT_VERSION, OPT_TIMESTAMP,
-           OPT_FORCE, OPT_RETRYBUDGET };
+           OPT_FORCE, OPT_RETRYBUDGET, OPT_CONTROLDIR };
     static const struct option longopts[] = {
         CLI_S3_LONGOPTS,
         {"cache-size", required_argument, NULL, OPT_CACHE},
@@ -205,6 +230,7 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
         {"timestamp", required_argument, NULL, OPT_TIMESTAMP},
         {"force", no_argument, NULL, OPT_FORCE},
         {"retry-budget", required_argument, NULL, OPT_RETRYBUDGET},
+        {"control-dir", required_argument, NULL, OPT_CONTROLDIR},
         {"foreground", no_argument, NULL, 'f'},
         {"debug-fuse", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
@@ -328,6 +354,13 @@ static void parse_mount_args(int argc, char **argv, mount_opts *o)
             break;
         }
         case OPT_FORCE: o->force = true; break;
+        case OPT_CONTROLDIR:
+            if (!optarg[0] || strchr(optarg, '/') || strcmp(optarg, ".") == 0 || strcmp(optarg, "..") == 0 ||
+                strlen(optarg) > 255)
+                fail("--control-dir '%s': expected a file name (no '/', not '.' or '..', at most 255 bytes)",
+                     optarg);
+            o->control_dir = control_name = optarg;
+            break;
         case OPT_RETRYBUDGET:
             if (!cli_parse_duration_ms(optarg, 0, 600000, &o->retry_budget_ms))
                 fail("--retry-budget '%s': expected a duration from 0 to 10m, like 20s, 1500ms or 2m", optarg);
@@ -609,7 +642,7 @@ static void show_warmup(line_reader *r, const char *mountpoint, double wait_s)
                 progress_shown = false;
             }
             if (!header)
-                printf("connection profile (%s/.sieve/profile):\n", mountpoint);
+                printf("connection profile (%s/%s/profile):\n", mountpoint, control_name);
             header = true;
             printf("  %s\n", line + 2);
         } else if (strncmp(line, "E ", 2) == 0) {
@@ -623,7 +656,7 @@ static void show_warmup(line_reader *r, const char *mountpoint, double wait_s)
     if (progress_shown)
         printf("\n");
     if (got < 0)
-        printf("warmup: still running in the background (see %s/.sieve/profile)\n", mountpoint);
+        printf("warmup: still running in the background (see %s/%s/profile)\n", mountpoint, control_name);
     fflush(stdout);
 }
 
@@ -636,7 +669,10 @@ static int wait_for_daemon(int fd, pid_t child, const char *mountpoint, double w
     r.len = 0;
     char buf[1200];
     /* No deadline: the child's start-up has its own (connect and listing timeouts). */
-    if (next_line(&r, buf, sizeof buf, 0) != 1)
+    int got;
+    while ((got = next_line(&r, buf, sizeof buf, 0)) == 1 && strncmp(buf, "WARN ", 5) == 0)
+        fprintf(stderr, "sievefs: warning: %s\n", buf + 5);
+    if (got != 1)
         buf[0] = 0;
     if (strcmp(buf, "OK") == 0) {
         /* The mount is in place; make sure it answers before returning. */
@@ -783,6 +819,7 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;
     fc.cache_dir = o->cache_dir;
+    fc.control_dir = o->control_dir;
     profile = link_profile_create();
     if (!profile)
         fail("out of memory creating the filesystem");
@@ -803,6 +840,10 @@ static int serve(const mount_opts *o, const char *mountpoint)
         cli_s3_explain(&s3, cst, where, "listing", "list", cerr.msg, &err);
         fail("%s", err.msg);
     }
+    if (sv_fs_control_dir_collides(fs))
+        warn_user("%s has its own '%s' in the mount's root: sievefs's control directory of that name hides "
+                  "it; mount with --control-dir NAME to see it",
+                  where, o->control_dir ? o->control_dir : SV_CONTROL_DIR);
 
     /* The mount is usable at once; the warmup measures the link meanwhile. */
     if (o->warmup_s > 0) {

@@ -28,6 +28,7 @@ struct sv_fs {
     page_map_cache *page_maps;  /* walked page maps (thread-safe) */
     handle_list handles; /* every open file and directory */
     link_profile *profile; /* not owned; NULL: none */
+    char control_dir[TREE_NAME_MAX + 1]; /* read-only after creation */
     bool destroying;     /* sv_fs_destroy is freeing leftover handles */
 };
 
@@ -87,6 +88,8 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
         return NULL;
     fs->stats = stats;
     fs->profile = cfg->profile;
+    snprintf(fs->control_dir, sizeof fs->control_dir, "%s",
+             cfg->control_dir && cfg->control_dir[0] ? cfg->control_dir : SV_CONTROL_DIR);
     handle_list_init(&fs->handles);
     fs->plain = plain_fs_create(store, stats, &cfg->plain);
     partial_memory_init(&fs->partial_mem, cfg->partial_memory);
@@ -126,6 +129,12 @@ void sv_fs_destroy(sv_fs *fs)
 store_status sv_fs_check(sv_fs *fs, sv_error *err)
 {
     return plain_check(fs->plain, err);
+}
+
+bool sv_fs_control_dir_collides(sv_fs *fs)
+{
+    tree_attr a;
+    return tree_lookup(fs->plain->tree, TREE_ROOT_INO, fs->control_dir, &a, NULL) == STORE_OK;
 }
 
 bool sv_fs_key_is_current(sv_fs *fs, const char *key, const sv_cancel *tok)
@@ -195,7 +204,7 @@ static int lookup_in_namespaces(sv_fs *fs, uint64_t parent, const char *name, sv
 {
     if (strlen(name) > TREE_NAME_MAX)
         return -ENAMETOOLONG;
-    if (parent == TREE_ROOT_INO && strcmp(name, SV_CONTROL_DIR) == 0) {
+    if (parent == TREE_ROOT_INO && strcmp(name, fs->control_dir) == 0) {
         control_attr(fs->plain, fs->profile, SV_INO_CONTROL, out);
         return 0;
     }
@@ -241,6 +250,8 @@ static int plain_dir(sv_fs *fs, uint64_t ino, sv_dirents *d, const sv_cancel *to
         return r;
     bool ok = sv_dirents_push(d, ".", ino, S_IFDIR) && sv_dirents_push(d, "..", tree_parent(p->tree, ino), S_IFDIR);
     for (size_t i = 0; ok && i < snap.n; i++) {
+        if (ino == TREE_ROOT_INO && strcmp(snap.entries[i].name, fs->control_dir) == 0)
+            continue; /* the bucket's own: the control directory hides it (lookups never reach it) */
         ok = sv_dirents_push(d, snap.entries[i].name, snap.entries[i].ino, snap.entries[i].is_dir ? S_IFDIR : S_IFREG);
         if (snap.entries[i].is_dir && strcmp(snap.entries[i].name, "_delta_log") == 0)
             table_registry_saw(fs->tables, ino);

@@ -46,6 +46,10 @@ typedef struct {
     /* --cache-dir: where walked page maps are kept across mounts (an
      * existing directory), or NULL. Owned by the caller. */
     const char *cache_dir;
+    /* --control-dir: the name of the control directory in the mount's root
+     * (default SV_CONTROL_DIR, ".sieve"); copied at creation. A bucket's
+     * own object or prefix of that name is hidden behind it. */
+    const char *control_dir;
 } sv_fs_config;
 
 void sv_fs_config_defaults(sv_fs_config *cfg);
@@ -61,6 +65,9 @@ void sv_fs_destroy(sv_fs *fs);
 /* List the root once; fails (with err) when the bucket or prefix cannot be
  * listed, e.g. unknown bucket, bad credentials, unreachable endpoint. */
 store_status sv_fs_check(sv_fs *fs, sv_error *err);
+/* After sv_fs_check: whether the root holds an object or prefix named like
+ * the control directory, which the control directory then hides. */
+bool sv_fs_control_dir_collides(sv_fs *fs);
 
 /* Whether object key (a full S3 key) is a file the mount's Delta tables
  * read now: not under a table, or in its table's current snapshot (which is

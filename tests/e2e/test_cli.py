@@ -12,7 +12,8 @@ from s3env import Credentials
 
 MOUNT_OPTIONS = ["--endpoint", "--region", "--profile", "--no-sign-request", "--force-path-style",
                  "--cache-size", "--log-level", "--max-connections", "--stall-timeout", "--dir-ttl",
-                 "--read-ahead", "--warmup", "--request-cost", "--version", "--timestamp", "--force", "-f", "-o"]
+                 "--read-ahead", "--warmup", "--request-cost", "--version", "--timestamp", "--force", "--retry-budget",
+                 "--control-dir", "-f", "-o"]
 
 
 def project_version() -> str:

@@ -2,6 +2,8 @@
 pagination, xattrs, read-only behaviour. Expected values always come from the
 bucket (boto3 listing) or the bytes we uploaded."""
 import errno
+import json
+import re
 import os
 import stat
 from pathlib import PurePosixPath
@@ -240,3 +242,35 @@ def test_stat_fields(s3, bucket, mount):
     assert st.st_blocks * 512 >= st.st_size
     dst = os.stat(m / "d")
     assert stat.S_ISDIR(dst.st_mode) and dst.st_mode & 0o555 == 0o555
+
+
+def test_a_buckets_own_control_dir_name(bucket, mount, run_cli, moto, tmp_path, sievefs_bin):
+    """The bucket has its own .sieve/ prefix: the mount warns that the control
+    directory hides it and lists it neither; with --control-dir the control
+    directory takes another name and the bucket's .sieve/ reads as any prefix."""
+    import io
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"x": list(range(100))}), buf)
+    b = bucket({".sieve/mine.txt": b"the bucket's own", "data/a.parquet": buf.getvalue()})
+    mp = tmp_path / "bg"
+    mp.mkdir()
+    r = run_cli("mount", f"s3://{b}", mp, "--endpoint", moto.endpoint, "--force-path-style", "--warmup", "none")
+    try:
+        assert r.returncode == 0, r
+        assert re.search(r"warning: .*'\.sieve'.*--control-dir", r.stderr), r.stderr
+        assert sorted(os.listdir(mp)) == ["data"], "a name lookups never reach must not be listed"
+        assert (mp / ".sieve" / "stats").exists(), "the control directory keeps its name by default"
+    finally:
+        s3env.unmount(mp, s3env.procs_matching(sievefs_bin, str(mp)))
+
+    m = mount(bucket=b, args=["--control-dir", ".sv"])
+    assert sorted(os.listdir(m.mp)) == [".sieve", "data"]
+    assert (m / ".sieve/mine.txt").read_bytes() == b"the bucket's own"
+    assert "fuse_read_bytes" in json.loads((m / ".sv/stats").read_bytes())
+    r = run_cli("hint", m.mp, "q", "--control-dir", ".sv", "--where", "x < 5")
+    assert r.returncode == 0 and r.stdout.strip() == f"{m.mp}/.sv/views/q", r
+    assert pq.read_table(m / ".sv/views/q/data/a.parquet").num_rows == 100
+    r = run_cli("hint", m.mp, "q2", "--where", "x < 5")
+    assert r.returncode != 0, r
