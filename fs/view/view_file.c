@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "column_resolve.h"
+#include "file_stats.h"
 #include "header_walk.h"
 #include "log.h"
 #include "page_map_remote.h"
@@ -173,7 +174,7 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         row_ranges from_where = {0};
         bool ok = true;
         if (vf->select_none) {
-            /* nothing selected: the partition values exclude the file */
+            /* nothing selected: the log excludes the file (partition values or statistics) */
         } else if (b) {
             selection_ahead_advance(&ahead, g);
             if (selection_of_row_group(env->plain->io, &pf->obj, m, b, g, &from_where, err, tok) != 0) {
@@ -366,8 +367,19 @@ static void prepare_names(view_file *vf, const pq_file_meta *m, const view_table
         const pred_truth truth = pred_bound_truth(vf->pred);
         if (truth != PRED_TRUTH_VARIES) { /* decided by the partition values */
             vf->select_none = truth != PRED_TRUTH_TRUE;
+            vf->excluded_by = vf->select_none ? "partition_values" : NULL;
             pred_bound_free(vf->pred);
             vf->pred = NULL;
+        } else if (vf->add && vf->add->stats) {
+            /* The log's per-file statistics, before any filter chunk is fetched. */
+            delta_file_stats *fst = delta_file_stats_parse(vf->add->stats, strlen(vf->add->stats));
+            if (fst && !delta_file_stats_may_match(fst, vf->pred, m)) {
+                vf->select_none = true;
+                vf->excluded_by = "log_stats";
+                pred_bound_free(vf->pred);
+                vf->pred = NULL;
+            }
+            delta_file_stats_free(fst);
         }
         for (size_t i = 0; vf->pred && i < pred_bound_ncols(vf->pred); i++)
             vf->filter_col[pred_bound_leaf(vf->pred, i)] = true;

@@ -72,7 +72,8 @@ typedef struct view_file {
     sel_state selection;          /* sel and selected_rows are valid once SEL_DONE */
     row_ranges *sel;              /* per row group, rows relative to the group */
     pred_bound *pred;             /* the hint's predicate bound to meta; NULL without one */
-    bool select_none;             /* the file's partition values exclude every row */
+    bool select_none;             /* the Delta log excludes every row of the file: */
+    const char *excluded_by;      /* "partition_values" or "log_stats" (static strings) when select_none */
     const delta_add *add;         /* the file in the view's table snapshot (view_table.h), or NULL */
     bool *filter_col;             /* per leaf */
     bool *want_col;               /* per leaf: named by the hint's columns (or all) */

@@ -67,6 +67,8 @@ static json_t *file_entry(const view_file *vf)
                                                            ? json_integer((json_int_t)vf->selected_rows)
                                                            : json_null());
         bad |= put_counters(o, &vf->counts);
+        if (vf->state == VF_READY && vf->select_none && vf->excluded_by)
+            bad |= json_object_set_new(o, "excluded_by", json_string(vf->excluded_by));
         if (vf->state == VF_REAL)
             bad |= json_object_set_new(o, "why_real", json_string(vf->why_real));
     }

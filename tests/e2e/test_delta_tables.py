@@ -150,6 +150,32 @@ def test_deletion_vectors_and_partitions_shrink_the_selection(fixture_bucket, mo
     files = [f for f in vd.view_stats(m.mp, "none")["files"] if f["path"].endswith(".parquet")
              and "_delta_log" not in f["path"]]
     assert files and all(f["selected_rows"] == 0 for f in files), files
+    assert all(f.get("excluded_by") == "partition_values" for f in files), files
+
+
+def test_the_logs_file_statistics_exclude_files(fixture_bucket, mount):
+    """A file whose log statistics (minValues/maxValues of an integer
+    column) leave out the predicate is selected empty from the log, before
+    its filter column is read; the rest are evaluated; deltalake reads the
+    same through the view as locally."""
+    import pyarrow.parquet as pq
+    m = mount(bucket=fixture_bucket, args=vd.EVERY_PARTIAL)
+    assert vd.write_hint(m.mp, "q", {"table": "w/rs_compaction", "where": "id = 3", "columns": ["id", "v"]}).ok
+    exp = expected("rs_compaction")
+    latest = exp["versions"][str(exp["latest_version"])]["files"]
+    for f in latest:
+        pq.read_table(vd.view_path(m.mp, "q") / f["path"])
+    st = {f["path"].split("/")[-1]: f for f in vd.view_stats(m.mp, "q")["files"]}
+    local = {f["path"]: pq.read_table(FIXTURES / "rs_compaction" / f["path"]).column("id").to_pylist()
+             for f in latest}
+    assert any(3 in ids for ids in local.values()) and any(3 not in ids for ids in local.values())
+    for p, ids in local.items():
+        if 3 in ids:
+            assert st[p].get("excluded_by") is None and st[p]["selected_rows"] == ids.count(3), (p, st[p])
+        else:
+            assert st[p].get("excluded_by") == "log_stats" and st[p]["selected_rows"] == 0, (p, st[p])
+    sql = "SELECT id, v FROM t WHERE id = 3"
+    assert deltalake_rows(vd.view_path(m.mp, "q"), sql) == deltalake_rows(FIXTURES / "rs_compaction", sql)
 
 
 def test_two_tables_of_one_mount_each_get_their_view(fixture_bucket, mount):
