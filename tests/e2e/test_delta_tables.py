@@ -178,6 +178,49 @@ def test_the_logs_file_statistics_exclude_files(fixture_bucket, mount):
     assert deltalake_rows(vd.view_path(m.mp, "q"), sql) == deltalake_rows(FIXTURES / "rs_compaction", sql)
 
 
+# -- reference tables of the Delta and delta-rs projects ---------------------------------------
+REFERENCE = FIXTURES / "reference"
+REFERENCE_CASES = [  # table, a where on it, the same in SQL
+    ("dv-partitioned-with-checkpoint", "col1 > 3 OR part = 0", "SELECT * FROM t WHERE col1 > 3 OR part = 0"),
+    ("dv-with-columnmapping", "col1 > 3 OR part = 0", "SELECT * FROM t WHERE col1 > 3 OR part = 0"),
+    ("table-with-dv-small", "value > 2", "SELECT * FROM t WHERE value > 2"),
+]
+
+
+@pytest.mark.parametrize("table,where,sql", REFERENCE_CASES, ids=[c[0] for c in REFERENCE_CASES])
+def test_the_reference_deletion_vector_tables(s3, bucket, mount, table, where, sql):
+    """The projects' own tables with deletion vectors (tests/fixtures/delta/
+    reference/README.md): the snapshot lists what deltalake lists, a view
+    without a where selects exactly the rows deltalake counts (its deleted
+    rows removed), and deltalake reads the same rows through a view with a
+    where, the plain path and the local copy."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+    b = bucket(table_objects(table, f"ref/{table}", root=REFERENCE))
+    m = mount(bucket=b, args=vd.EVERY_PARTIAL)
+    dt = DeltaTable(str(REFERENCE / table))
+    acts = pa.table(dt.get_add_actions(flatten=True))
+    want_files = sorted(zip(acts["path"].to_pylist(), acts["size_bytes"].to_pylist()))
+    os.listdir(m.mp / "ref" / table)  # the table is seen
+    snap = json.loads((m.mp / ".sieve" / "tables" / "ref" / table / "snapshot.json").read_bytes())
+    assert snap["version"] == dt.version()
+    assert sorted((f["path"], f["size"]) for f in snap["files"]) == want_files
+
+    assert vd.write_hint(m.mp, "all", {"table": f"ref/{table}"}).ok
+    for f in snap["files"]:
+        pq.read_table(vd.view_path(m.mp, "all") / f["path"])
+    st = vd.view_stats(m.mp, "all")["files"]
+    n_live = json.loads(deltalake_rows(REFERENCE / table, "SELECT count(*) AS n FROM t")[0])["n"]
+    assert sum(f["selected_rows"] for f in st) == n_live, st
+
+    assert vd.write_hint(m.mp, "q", {"table": f"ref/{table}", "where": where}).ok
+    want = deltalake_rows(REFERENCE / table, sql)
+    assert want
+    assert deltalake_rows(vd.view_path(m.mp, "q"), sql) == want
+    assert deltalake_rows(m.mp / "ref" / table, sql) == want
+
+
 def test_two_tables_of_one_mount_each_get_their_view(fixture_bucket, mount):
     m = mount(bucket=fixture_bucket)
     a = vd.write_hint(m.mp, "a", {"table": "w/spark_dv", "where": "val > 10", "columns": ["row_id"]})
