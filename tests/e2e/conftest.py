@@ -52,6 +52,12 @@ SANITIZER_RE = re.compile(
 ERRORISH_RE = re.compile(r"(?i)\b(error|fatal|panic|abort(ed)?)\b")
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Tables a test module left for the end of the run (the fault matrix)."""
+    for text in getattr(config, "sieve_summaries", []):
+        terminalreporter.write_line(text)
+
+
 def pytest_configure(config):
     config.addinivalue_line("markers", "asan: part of the short e2e subset run against the ASan+UBSan build")
     config.addinivalue_line("markers", "allow_stderr(*regexes): daemon stderr lines matching these are not failures")

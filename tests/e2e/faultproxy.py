@@ -16,6 +16,8 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
                                                          # bytes every `every` s (None: nothing more)
                                                          # (first=, bytes=, seconds= are the same)
     proxy.add("list", "listing", mode="truncate_xml")    # corrupt ListObjectsV2 bodies
+                                                         # (repeat_token: every page points to itself)
+    proxy.add("get", "etag")                             # another ETag than the one asked for
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
 bucket-level requests), "get"/"head" (object GET/HEAD), "any".
@@ -114,6 +116,11 @@ def corrupt_listing(body: bytes, mode: str) -> bytes:
     if mode == "truncated_no_token":
         body = re.sub(rb"<IsTruncated>false</IsTruncated>", b"<IsTruncated>true</IsTruncated>", body)
         return re.sub(rb"<NextContinuationToken>.*?</NextContinuationToken>", b"", body, flags=re.S)
+    if mode == "repeat_token":  # every page says "more, continue with token loop"
+        body = re.sub(rb"<IsTruncated>false</IsTruncated>", b"<IsTruncated>true</IsTruncated>", body)
+        body = re.sub(rb"<NextContinuationToken>.*?</NextContinuationToken>", b"", body, flags=re.S)
+        return body.replace(b"</ListBucketResult>",
+                            b"<NextContinuationToken>loop</NextContinuationToken></ListBucketResult>", 1)
     if mode == "unclosed_tag":
         return body.replace(b"</ListBucketResult>", b"", 1)
     if mode == "long_key":
@@ -251,6 +258,12 @@ class FaultProxy:
                 h.close_connection = True
                 return  # client gave up (or proxy stopping)
 
+        if (act == "listing" and kind == "list" and p.get("mode") == "repeat_token"
+                and "continuation-token" in query and "_page" in p):
+            # the server would refuse the made-up token: answer with the first page again
+            rec.status = 200
+            self._send(h, 200, p["_page"][0], p["_page"][1])
+            return
         try:
             status, reason, headers, body = self._forward(method, h.path, h.headers, body_in)
         except OSError as e:
@@ -261,6 +274,10 @@ class FaultProxy:
 
         if act == "listing" and kind == "list" and status == 200:
             body = corrupt_listing(body, p.get("mode", "truncate_xml"))
+            if p.get("mode") == "repeat_token":
+                p["_page"] = ([(k, v) for k, v in hdrs if k.lower() != "content-length"], body)
+        elif act == "etag" and method == "GET" and status in (200, 206):
+            hdrs = [(k, v) for k, v in hdrs if k.lower() != "etag"] + [("ETag", '"0000000000deadbeef0000000000"')]
         elif act == "content_range" and status == 206:
             cr = next((v for k, v in hdrs if k.lower() == "content-range"), None)
             new = rewrite_content_range(cr, p.get("mode", "shift"))
