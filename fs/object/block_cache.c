@@ -10,7 +10,10 @@ struct block_cache {
     pthread_cond_t changed;
     uint32_t block_size;
     uint64_t limit;
-    uint64_t bytes;       /* allocated block bytes, all states */
+    /* Bytes the blocks hold, all states: each block's data (block_size, or
+     * its own length when short, so 10,000 small objects do not take 16 KiB
+     * each) plus its bookkeeping (BLOCK_OVERHEAD). */
+    uint64_t bytes;
     cache_block **buckets;
     size_t nbuckets;
     TAILQ_HEAD(lru_list, cache_block) lru; /* READY and unpinned only; first = most recent */
@@ -22,6 +25,14 @@ struct block_cache {
     sv_stats *stats;
 };
 
+/* What a block costs besides its data: its struct and a hash link. */
+#define BLOCK_OVERHEAD ((uint64_t)sizeof(cache_block) + 16u)
+
+static uint64_t block_cost(uint32_t alloc)
+{
+    return alloc + BLOCK_OVERHEAD;
+}
+
 static size_t bucket_of(const block_cache *bc, uint64_t object_id, uint64_t index)
 {
     uint64_t h = object_id * 0x9E3779B97F4A7C15ull ^ (index + 0x632BE59BD9B4E019ull) * 0xBF58476D1CE4E5B9ull;
@@ -31,7 +42,7 @@ static size_t bucket_of(const block_cache *bc, uint64_t object_id, uint64_t inde
 
 block_cache *block_cache_create(uint32_t block_size, uint64_t limit_bytes, sv_stats *stats)
 {
-    if (block_size == 0 || limit_bytes < block_size)
+    if (block_size == 0 || limit_bytes < block_cost(block_size))
         return NULL;
     block_cache *bc = calloc(1, sizeof *bc);
     if (!bc)
@@ -82,6 +93,11 @@ void block_cache_destroy(block_cache *bc)
 uint32_t block_cache_block_size(const block_cache *bc) { return bc->block_size; }
 uint64_t block_cache_limit(const block_cache *bc) { return bc->limit; }
 
+uint64_t block_cache_cost_of(uint32_t data_bytes)
+{
+    return block_cost(data_bytes);
+}
+
 uint64_t block_cache_bytes(block_cache *bc)
 {
     pthread_mutex_lock(&bc->lock);
@@ -108,10 +124,11 @@ static void hash_remove(block_cache *bc, cache_block *b)
 static void drop_block(block_cache *bc, cache_block *b, bool keep_spare)
 {
     hash_remove(bc, b);
-    if (keep_spare && bc->n_spare < bc->cap_spare) {
-        bc->spare[bc->n_spare++] = b->data; /* still counted in bytes */
+    if (keep_spare && b->alloc == bc->block_size && bc->n_spare < bc->cap_spare) {
+        bc->spare[bc->n_spare++] = b->data; /* its data still counted in bytes */
+        bc->bytes -= BLOCK_OVERHEAD;
     } else {
-        bc->bytes -= bc->block_size;
+        bc->bytes -= block_cost(b->alloc);
         free(b->data);
     }
     free(b);
@@ -127,18 +144,18 @@ static void trim_spares(block_cache *bc, uint64_t need)
 }
 
 /* Evict least recently used unpinned READY blocks until `need` more bytes
- * fit. An evicted block's buffer becomes a spare, which is room for exactly
- * one new block, so for need == block_size one spare is enough. */
+ * fit. An evicted full block's buffer becomes a spare, which is room for
+ * exactly one new full block: for a full block, one spare is enough. */
 static bool make_room(block_cache *bc, uint64_t need)
 {
-    if (need && bc->n_spare > 0)
+    if (need == block_cost(bc->block_size) && bc->n_spare > 0 && bc->bytes + BLOCK_OVERHEAD <= bc->limit)
         return true;
     for (cache_block *victim; bc->bytes + need > bc->limit && (victim = lru_last(bc));) {
         TAILQ_REMOVE(&bc->lru, victim, lru);
-        drop_block(bc, victim, need > 0);
+        drop_block(bc, victim, need == block_cost(bc->block_size));
         if (bc->stats)
             STAT_ADD(bc->stats, cache_evictions, 1);
-        if (need && bc->n_spare > 0)
+        if (need == block_cost(bc->block_size) && bc->n_spare > 0 && bc->bytes + BLOCK_OVERHEAD <= bc->limit)
             return true;
     }
     return bc->bytes + need <= bc->limit;
@@ -200,13 +217,16 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
     }
     /* Demand reads may overshoot the limit while everything is pinned or
      * loading (bounded by reads in flight); prefetch never does. */
-    if (!make_room(bc, bc->block_size) && only_if_room) {
+    const bool full = len == bc->block_size;
+    if (!full)
+        trim_spares(bc, block_cost(len));
+    if (!make_room(bc, block_cost(full ? bc->block_size : len)) && only_if_room) {
         pthread_mutex_unlock(&bc->lock);
         return NULL;
     }
     /* Recycle a block a streaming reader is done with before touching fresh memory. */
     cache_block *victim = lru_last(bc);
-    if (bc->n_spare == 0 && victim && victim->drop_behind) {
+    if (full && bc->n_spare == 0 && victim && victim->drop_behind) {
         TAILQ_REMOVE(&bc->lru, victim, lru);
         drop_block(bc, victim, true);
         if (bc->stats)
@@ -215,11 +235,11 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
     b = calloc(1, sizeof *b);
     uint8_t *data = NULL;
     bool reused = false;
-    if (b && bc->n_spare > 0) {
+    if (b && full && bc->n_spare > 0) {
         data = bc->spare[--bc->n_spare];
         reused = true;
     } else if (b) {
-        data = malloc(bc->block_size);
+        data = malloc(full ? bc->block_size : len);
     }
     if (!data) {
         free(b);
@@ -230,13 +250,13 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
     b->index = index;
     b->data = data;
     b->len = len;
+    b->alloc = full ? bc->block_size : len;
     b->state = BLOCK_LOADING;
     b->pins = 1;
     size_t i = bucket_of(bc, object_id, index);
     b->hash_next = bc->buckets[i];
     bc->buckets[i] = b;
-    if (!reused)
-        bc->bytes += bc->block_size;
+    bc->bytes += reused ? BLOCK_OVERHEAD : block_cost(b->alloc);
     *created = true;
     pthread_mutex_unlock(&bc->lock);
     return b;

@@ -38,6 +38,7 @@ struct cache_block {
     uint64_t index;
     uint8_t *data;
     uint32_t len;       /* bytes valid when READY (the last block of an object is short) */
+    uint32_t alloc;     /* bytes of data: block_size, or len for a short block */
     block_state state;
     int error;          /* errno when FAILED */
     uint32_t pins;
@@ -97,6 +98,9 @@ size_t block_cache_cancel_unwanted(block_cache *bc, uint64_t object_id);
 void block_cache_release_consumed(block_cache *bc, cache_block *b);
 
 uint64_t block_cache_bytes(block_cache *bc);
+/* What a block of data_bytes (a full block, or a short one's length) counts
+ * against the limit: its data and its bookkeeping. */
+uint64_t block_cache_cost_of(uint32_t data_bytes);
 uint64_t block_cache_limit(const block_cache *bc);
 
 #endif

@@ -21,7 +21,8 @@ upstream S3 endpoint (moto), records it, and can be told per test to misbehave:
 
 Request kinds: "list" (GET on the bucket, not ?location), "bucket" (other
 bucket-level requests), "get"/"head" (object GET/HEAD), "any".
-times=None means always; for_seconds=S (a parameter) ends a fault S seconds
+times=None means always; rate=R (a parameter) injects into that fraction of
+the matching requests; for_seconds=S (a parameter) ends a fault S seconds
 after its first hit (a burst). key=... restricts a fault to one object key,
 range_start=N (a parameter) to GETs whose Range starts at byte N.
 Every request is recorded in proxy.requests (method, path, key, query,
@@ -30,6 +31,7 @@ headers, kind, fault action, status sent).
 from __future__ import annotations
 
 import http.client
+import random
 import re
 import select
 import socket
@@ -56,6 +58,8 @@ class Fault:
     def matches(self, kind: str, key: str | None, range_start: int | None = None) -> bool:
         if self.times is not None and self.hits >= self.times:
             return False
+        if "rate" in self.params and random.random() >= self.params["rate"]:
+            return False  # a fault on that fraction of the matching requests
         if ("for_seconds" in self.params and self.first_hit is not None
                 and time.monotonic() - self.first_hit > self.params["for_seconds"]):
             return False
@@ -167,6 +171,7 @@ class FaultProxy:
         u = urllib.parse.urlsplit(upstream)
         self.upstream = (u.hostname, u.port or 80)
         self.fetch_full = fetch_full  # (bucket, key) -> bytes, for ignore_range
+        self.record = True  # keep every request in self.requests (a long soak turns it off)
         self.faults: list[Fault] = []
         self.requests: list[Record] = []
         self._lock = threading.Lock()
@@ -231,8 +236,9 @@ class FaultProxy:
         body_in = h.rfile.read(n) if n else b""
         rec = Record(method, h.path, bucket, key, query,
                      {k.lower(): v for k, v in h.headers.items()}, kind)
-        with self._lock:
-            self.requests.append(rec)
+        if self.record:
+            with self._lock:
+                self.requests.append(rec)
         m = re.match(r"bytes=(\d+)-", h.headers.get("Range") or "")
         fault = self._pick(kind, key, int(m.group(1)) if m else None)
         act = fault.action if fault else None

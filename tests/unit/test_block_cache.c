@@ -8,6 +8,7 @@
 #include "block_cache.h"
 
 #define BS 4096u
+#define CB block_cache_cost_of(BS) /* what a full block counts */
 
 static cache_block *get(block_cache *bc, uint64_t obj, uint64_t idx, bool room, bool *created)
 {
@@ -37,7 +38,7 @@ Test(block_cache, create_rejects_bad_sizes)
 Test(block_cache, miss_then_hit)
 {
     sv_stats st = {0};
-    block_cache *bc = block_cache_create(BS, 8 * BS, &st);
+    block_cache *bc = block_cache_create(BS, 8 * CB, &st);
     bool created;
     cache_block *b = get(bc, 1, 0, false, &created);
     cr_assert(created);
@@ -59,13 +60,13 @@ Test(block_cache, miss_then_hit)
     cr_assert_neq(other, b);
     block_cache_complete(bc, other, 0);
     block_cache_release(bc, other);
-    cr_assert_eq(block_cache_bytes(bc), 2 * BS);
+    cr_assert_eq(block_cache_bytes(bc), 2 * CB);
     block_cache_destroy(bc);
 }
 
 Test(block_cache, failed_block_is_dropped_and_refetched)
 {
-    block_cache *bc = block_cache_create(BS, 8 * BS, NULL);
+    block_cache *bc = block_cache_create(BS, 8 * CB, NULL);
     bool created;
     cache_block *b = get(bc, 1, 5, false, &created);
     block_cache_complete(bc, b, EIO);
@@ -82,7 +83,7 @@ Test(block_cache, failed_block_is_dropped_and_refetched)
 Test(block_cache, lru_eviction_keeps_the_bound)
 {
     sv_stats st = {0};
-    block_cache *bc = block_cache_create(BS, 4 * BS, &st);
+    block_cache *bc = block_cache_create(BS, 4 * CB, &st);
     for (uint64_t i = 0; i < 4; i++)
         read_block(bc, 1, i, false);
     /* Touch block 0 so block 1 is the least recently used. */
@@ -91,7 +92,7 @@ Test(block_cache, lru_eviction_keeps_the_bound)
     block_cache_release(bc, b0);
     for (uint64_t i = 4; i < 6; i++) {
         cr_assert(read_block(bc, 1, i, false));
-        cr_assert_leq(block_cache_bytes(bc), 4 * BS);
+        cr_assert_leq(block_cache_bytes(bc), 4 * CB);
     }
     cr_assert_null(block_cache_lookup(bc, 1, 1), "LRU block 1 should be gone");
     cr_assert_null(block_cache_lookup(bc, 1, 2), "block 2 should be gone next");
@@ -104,7 +105,7 @@ Test(block_cache, lru_eviction_keeps_the_bound)
 
 Test(block_cache, pinned_blocks_are_never_evicted_and_prefetch_respects_limit)
 {
-    block_cache *bc = block_cache_create(BS, 2 * BS, NULL);
+    block_cache *bc = block_cache_create(BS, 2 * CB, NULL);
     bool created;
     cache_block *a = get(bc, 1, 0, false, &created);
     cache_block *b = get(bc, 1, 1, false, &created);
@@ -122,7 +123,7 @@ Test(block_cache, pinned_blocks_are_never_evicted_and_prefetch_respects_limit)
     block_cache_release(bc, a);
     block_cache_release(bc, b);
     block_cache_release(bc, c);
-    cr_assert_leq(block_cache_bytes(bc), 2 * BS, "back under the limit once unpinned");
+    cr_assert_leq(block_cache_bytes(bc), 2 * CB, "back under the limit once unpinned");
     block_cache_destroy(bc);
 }
 
@@ -141,7 +142,7 @@ static void *waiter(void *p)
 
 Test(block_cache, waiters_wake_on_completion)
 {
-    block_cache *bc = block_cache_create(BS, 8 * BS, NULL);
+    block_cache *bc = block_cache_create(BS, 8 * CB, NULL);
     bool created;
     cache_block *b = get(bc, 9, 0, false, &created);
     pthread_t th[4];
@@ -165,7 +166,7 @@ Test(block_cache, waiters_wake_on_completion)
 
 Test(block_cache, acquire_rejects_bad_length)
 {
-    block_cache *bc = block_cache_create(BS, 8 * BS, NULL);
+    block_cache *bc = block_cache_create(BS, 8 * CB, NULL);
     bool created;
     cr_assert_null(block_cache_acquire(bc, 1, 0, 0, false, &created));
     cr_assert_null(block_cache_acquire(bc, 1, 0, BS + 1, false, &created));
@@ -190,5 +191,42 @@ Test(block_cache, consumed_blocks_are_recycled_before_fresh_memory)
     cr_assert_not_null(still, "recycling consumed blocks must not evict other data");
     /* ...and a consumed block read again becomes ordinary. */
     block_cache_release(bc, still);
+    block_cache_destroy(bc);
+}
+
+Test(block_cache, small_objects_take_their_own_size)
+{
+    /* 10,000 five-byte objects: each block holds 5 bytes, not a whole block. */
+    block_cache *bc = block_cache_create(16384, 64u << 20, NULL);
+    bool created;
+    for (uint64_t obj = 0; obj < 10000; obj++) {
+        cache_block *b = block_cache_acquire(bc, obj, 0, 5, false, &created);
+        cr_assert(created);
+        memcpy(b->data, "12345", 5);
+        block_cache_complete(bc, b, 0);
+        block_cache_release(bc, b);
+    }
+    cr_assert_eq(block_cache_bytes(bc), 10000 * block_cache_cost_of(5));
+    cr_assert_lt(block_cache_bytes(bc), 2u << 20, "%llu bytes", (unsigned long long)block_cache_bytes(bc));
+    cache_block *b = block_cache_lookup(bc, 9999, 0);
+    cr_assert_not_null(b);
+    cr_assert_eq(memcmp(b->data, "12345", 5), 0);
+    block_cache_release(bc, b);
+    block_cache_destroy(bc);
+}
+
+Test(block_cache, short_and_full_blocks_share_the_bound)
+{
+    block_cache *bc = block_cache_create(BS, 3 * CB, NULL);
+    bool created;
+    for (uint64_t i = 0; i < 50; i++) {
+        uint32_t len = i % 3 == 0 ? BS : (uint32_t)(1 + i * 37 % (BS - 1));
+        cache_block *b = block_cache_acquire(bc, i, 0, len, false, &created);
+        cr_assert(created);
+        memset(b->data, (int)i, len);
+        block_cache_complete(bc, b, 0);
+        block_cache_release(bc, b);
+        cr_assert_leq(block_cache_bytes(bc), 3 * CB, "after block %llu", (unsigned long long)i);
+    }
     block_cache_destroy(bc);
 }
