@@ -121,18 +121,6 @@ typedef struct {
 
 /* ---- finding leaves and their levels ---- */
 
-/* Index just past the subtree of schema element i. */
-static uint32_t subtree_end(const pq_file_meta *m, uint32_t i)
-{
-    uint64_t pending = 1;
-    while (pending > 0 && i < m->n_schema) {
-        pending--;
-        if (m->schema[i].num_children > 0)
-            pending += (uint32_t)m->schema[i].num_children;
-        i++;
-    }
-    return i;
-}
 
 /* The child of element parent named name[0..len), or -1. */
 static int64_t child_named(const pq_file_meta *m, uint32_t parent, const char *name, size_t len)
@@ -143,7 +131,7 @@ static int64_t child_named(const pq_file_meta *m, uint32_t parent, const char *n
         const pq_schema_element *e = &m->schema[c];
         if (e->name_len == len && memcmp(e->name, name, len) == 0)
             return c;
-        c = subtree_end(m, c);
+        c = pq_schema_subtree_end(m, c);
     }
     return -1;
 }
@@ -233,7 +221,7 @@ static int resolve(reader *R, int r)
                        have);
     uint32_t child = rep + 1;
     for (int k = 1; k < want; k++)
-        child = subtree_end(m, child);
+        child = pq_schema_subtree_end(m, child);
     if (child >= m->n_schema || m->schema[child].num_children > 0)
         return sv_fail(R->err, DELTA_CHECKPOINT_E_SCHEMA, 0, "checkpoint: %s: nested entries are not supported",
                        specs[r].path);

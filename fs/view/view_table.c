@@ -187,18 +187,6 @@ int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_
     return 0;
 }
 
-/* Index just past the subtree of schema element i. */
-static uint32_t subtree_end(const pq_file_meta *m, uint32_t i)
-{
-    uint64_t pending = 1;
-    while (pending > 0 && i < m->n_schema) {
-        pending--;
-        if (m->schema[i].num_children > 0)
-            pending += (uint32_t)m->schema[i].num_children;
-        i++;
-    }
-    return i;
-}
 
 /* The child of schema element parent whose field_id is id, or UINT32_MAX. */
 static uint32_t child_with_id(const pq_file_meta *m, uint32_t parent, int64_t id)
@@ -207,7 +195,7 @@ static uint32_t child_with_id(const pq_file_meta *m, uint32_t parent, int64_t id
     for (int32_t k = 0; k < m->schema[parent].num_children && c < m->n_schema; k++) {
         if (m->schema[c].has_field_id && m->schema[c].field_id == id)
             return c;
-        c = subtree_end(m, c);
+        c = pq_schema_subtree_end(m, c);
     }
     return UINT32_MAX;
 }

@@ -294,6 +294,18 @@ tc_status pq_file_meta_parse(const uint8_t *buf, size_t len, uint64_t data_end,
     return TC_OK;
 }
 
+uint32_t pq_schema_subtree_end(const pq_file_meta *m, uint32_t i)
+{
+    uint64_t pending = 1;
+    while (pending > 0 && i < m->n_schema) {
+        pending--;
+        if (m->schema[i].num_children > 0)
+            pending += (uint32_t)m->schema[i].num_children;
+        i++;
+    }
+    return i;
+}
+
 bool pq_column_chunk_range(const pq_column_chunk *c, uint64_t *offset, uint64_t *length)
 {
     int64_t start = c->data_page_offset;

@@ -273,6 +273,10 @@ void pq_file_meta_free(pq_file_meta *m);
  * when the numbers are negative or overflow. */
 bool pq_column_chunk_range(const pq_column_chunk *c, uint64_t *offset, uint64_t *length);
 
+/* Index just past the subtree of schema element i (i itself and every
+ * element below it), bounded by n_schema. */
+uint32_t pq_schema_subtree_end(const pq_file_meta *m, uint32_t i);
+
 /* ---------------- statistics ---------------- */
 
 /* Parse a standalone thrift Statistics struct (zero-copy into buf). */
