@@ -34,4 +34,13 @@ void sv_error_prefix(sv_error *err, const char *fmt, ...) __attribute__((format(
 /* Clear err to "no error" (when not NULL). */
 void sv_error_clear(sv_error *err);
 
+/* Evaluate expr (a status, 0 = success) and return it from the calling
+ * function when it is not 0. */
+#define SV_TRY(expr)      \
+    do {                  \
+        int rc_ = (expr); \
+        if (rc_)          \
+            return rc_;   \
+    } while (0)
+
 #endif

@@ -5,14 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sv_error.h"
 #include "sv_name.h"
-
-#define TRY(expr)                \
-    do {                         \
-        int rc_ = (expr);        \
-        if (rc_)                 \
-            return rc_;          \
-    } while (0)
 
 static const char *const action_names[] = {
     [DELTA_ACTION_ADD] = "add",
@@ -237,7 +231,7 @@ static int get_int(const ctx *c, const json_t *obj, const char *name, bool requi
 static int get_int32(const ctx *c, const json_t *obj, const char *name, int32_t min, int32_t *out)
 {
     int64_t v = 0;
-    TRY(get_int(c, obj, name, true, min, INT32_MAX, &v));
+    SV_TRY(get_int(c, obj, name, true, min, INT32_MAX, &v));
     *out = (int32_t)v;
     return 0;
 }
@@ -336,7 +330,7 @@ static int get_map(const ctx *c, const json_t *obj, const char *name, bool requi
             return nomem(c);
         ++*n;
         if (json_is_string(val) && !(null_ok && json_string_length(val) == 0))
-            TRY(copy_string(c, val, &kv->value));
+            SV_TRY(copy_string(c, val, &kv->value));
         else if (!json_is_string(val) && !(null_ok && json_is_null(val)))
             return sv_fail(c->err, DELTA_ACTION_E_INVALID, 0, "%s: %s\"%s\".\"%.200s\": expected a string%s, found %s",
                            c->action, c->scope, name, key, null_ok ? " or null" : "", type_name(val));
@@ -367,7 +361,7 @@ static int get_strings(const ctx *c, const json_t *obj, const char *name, bool r
         if (!json_is_string(s))
             return sv_fail(c->err, DELTA_ACTION_E_INVALID, 0, "%s: %s\"%s\"[%zu]: expected a string, found %s",
                            c->action, c->scope, name, i, type_name(s));
-        TRY(copy_string(c, s, &(*out)[i]));
+        SV_TRY(copy_string(c, s, &(*out)[i]));
         ++*n;
     }
     return 0;
@@ -384,18 +378,18 @@ static int parse_dv(const ctx *c, const json_t *o, bool *has, delta_action_dv *d
         return type_error(c, "deletionVector", "an object", d);
     ctx in = {c->action, "\"deletionVector\".", c->err};
     char *type = NULL;
-    TRY(get_string(&in, d, "storageType", true, &type));
+    SV_TRY(get_string(&in, d, "storageType", true, &type));
     bool ok = strlen(type) == 1 && strchr("uip", type[0]);
     dv->storage_type = type[0];
     free(type);
     if (!ok)
         return sv_fail(c->err, DELTA_ACTION_E_INVALID, 0,
                        "%s: \"deletionVector\".\"storageType\": expected \"u\", \"i\" or \"p\"", c->action);
-    TRY(get_string(&in, d, "pathOrInlineDv", true, &dv->path_or_inline));
+    SV_TRY(get_string(&in, d, "pathOrInlineDv", true, &dv->path_or_inline));
     dv->offset = -1;
-    TRY(get_int(&in, d, "offset", false, 0, INT32_MAX, &dv->offset));
-    TRY(get_int32(&in, d, "sizeInBytes", 0, &dv->size_in_bytes));
-    TRY(get_int(&in, d, "cardinality", true, 0, INT64_MAX, &dv->cardinality));
+    SV_TRY(get_int(&in, d, "offset", false, 0, INT32_MAX, &dv->offset));
+    SV_TRY(get_int32(&in, d, "sizeInBytes", 0, &dv->size_in_bytes));
+    SV_TRY(get_int(&in, d, "cardinality", true, 0, INT64_MAX, &dv->cardinality));
     *has = true;
     return 0;
 }
@@ -403,58 +397,58 @@ static int parse_dv(const ctx *c, const json_t *o, bool *has, delta_action_dv *d
 static int parse_add(const ctx *c, const json_t *o, delta_add *a)
 {
     a->base_row_id = a->default_row_commit_version = -1;
-    TRY(get_path(c, o, "path", &a->path));
-    TRY(get_map(c, o, "partitionValues", true, true, &a->partition_values, &a->n_partition_values, NULL));
-    TRY(get_int(c, o, "size", true, 0, INT64_MAX, &a->size));
-    TRY(get_int(c, o, "modificationTime", true, INT64_MIN, INT64_MAX, &a->modification_time));
-    TRY(get_bool(c, o, "dataChange", true, &a->data_change));
-    TRY(get_string(c, o, "stats", false, &a->stats));
-    TRY(parse_dv(c, o, &a->has_dv, &a->dv));
-    TRY(get_int(c, o, "baseRowId", false, 0, INT64_MAX, &a->base_row_id));
-    TRY(get_int(c, o, "defaultRowCommitVersion", false, 0, INT64_MAX, &a->default_row_commit_version));
+    SV_TRY(get_path(c, o, "path", &a->path));
+    SV_TRY(get_map(c, o, "partitionValues", true, true, &a->partition_values, &a->n_partition_values, NULL));
+    SV_TRY(get_int(c, o, "size", true, 0, INT64_MAX, &a->size));
+    SV_TRY(get_int(c, o, "modificationTime", true, INT64_MIN, INT64_MAX, &a->modification_time));
+    SV_TRY(get_bool(c, o, "dataChange", true, &a->data_change));
+    SV_TRY(get_string(c, o, "stats", false, &a->stats));
+    SV_TRY(parse_dv(c, o, &a->has_dv, &a->dv));
+    SV_TRY(get_int(c, o, "baseRowId", false, 0, INT64_MAX, &a->base_row_id));
+    SV_TRY(get_int(c, o, "defaultRowCommitVersion", false, 0, INT64_MAX, &a->default_row_commit_version));
     return 0;
 }
 
 static int parse_remove(const ctx *c, const json_t *o, delta_remove *r)
 {
     r->deletion_timestamp = r->size = r->base_row_id = r->default_row_commit_version = -1;
-    TRY(get_path(c, o, "path", &r->path));
-    TRY(get_int(c, o, "deletionTimestamp", false, INT64_MIN, INT64_MAX, &r->deletion_timestamp));
-    TRY(get_bool(c, o, "dataChange", true, &r->data_change));
-    TRY(get_map(c, o, "partitionValues", false, true, &r->partition_values, &r->n_partition_values,
+    SV_TRY(get_path(c, o, "path", &r->path));
+    SV_TRY(get_int(c, o, "deletionTimestamp", false, INT64_MIN, INT64_MAX, &r->deletion_timestamp));
+    SV_TRY(get_bool(c, o, "dataChange", true, &r->data_change));
+    SV_TRY(get_map(c, o, "partitionValues", false, true, &r->partition_values, &r->n_partition_values,
                 &r->has_partition_values));
-    TRY(get_int(c, o, "size", false, 0, INT64_MAX, &r->size));
-    TRY(parse_dv(c, o, &r->has_dv, &r->dv));
-    TRY(get_int(c, o, "baseRowId", false, 0, INT64_MAX, &r->base_row_id));
-    TRY(get_int(c, o, "defaultRowCommitVersion", false, 0, INT64_MAX, &r->default_row_commit_version));
+    SV_TRY(get_int(c, o, "size", false, 0, INT64_MAX, &r->size));
+    SV_TRY(parse_dv(c, o, &r->has_dv, &r->dv));
+    SV_TRY(get_int(c, o, "baseRowId", false, 0, INT64_MAX, &r->base_row_id));
+    SV_TRY(get_int(c, o, "defaultRowCommitVersion", false, 0, INT64_MAX, &r->default_row_commit_version));
     return 0;
 }
 
 static int parse_metadata(const ctx *c, const json_t *o, delta_metadata *m)
 {
     m->created_time = -1;
-    TRY(get_string(c, o, "id", true, &m->id));
-    TRY(get_string(c, o, "name", false, &m->name));
-    TRY(get_string(c, o, "description", false, &m->description));
+    SV_TRY(get_string(c, o, "id", true, &m->id));
+    SV_TRY(get_string(c, o, "name", false, &m->name));
+    SV_TRY(get_string(c, o, "description", false, &m->description));
     json_t *format = field(o, "format");
     if (!json_is_object(format))
         return type_error(c, "format", "an object", format);
     ctx in = {c->action, "\"format\".", c->err};
-    TRY(get_string(&in, format, "provider", true, &m->provider));
-    TRY(get_string(c, o, "schemaString", false, &m->schema_string)); /* Delta Live Tables writes none at first */
-    TRY(get_strings(c, o, "partitionColumns", true, &m->partition_columns, &m->n_partition_columns, NULL));
-    TRY(get_map(c, o, "configuration", true, false, &m->configuration, &m->n_configuration, NULL));
-    TRY(get_int(c, o, "createdTime", false, INT64_MIN, INT64_MAX, &m->created_time));
+    SV_TRY(get_string(&in, format, "provider", true, &m->provider));
+    SV_TRY(get_string(c, o, "schemaString", false, &m->schema_string)); /* Delta Live Tables writes none at first */
+    SV_TRY(get_strings(c, o, "partitionColumns", true, &m->partition_columns, &m->n_partition_columns, NULL));
+    SV_TRY(get_map(c, o, "configuration", true, false, &m->configuration, &m->n_configuration, NULL));
+    SV_TRY(get_int(c, o, "createdTime", false, INT64_MIN, INT64_MAX, &m->created_time));
     return 0;
 }
 
 static int parse_protocol(const ctx *c, const json_t *o, delta_protocol *p)
 {
-    TRY(get_int32(c, o, "minReaderVersion", 1, &p->min_reader_version));
-    TRY(get_int32(c, o, "minWriterVersion", 1, &p->min_writer_version));
-    TRY(get_strings(c, o, "readerFeatures", false, &p->reader_features, &p->n_reader_features,
+    SV_TRY(get_int32(c, o, "minReaderVersion", 1, &p->min_reader_version));
+    SV_TRY(get_int32(c, o, "minWriterVersion", 1, &p->min_writer_version));
+    SV_TRY(get_strings(c, o, "readerFeatures", false, &p->reader_features, &p->n_reader_features,
                     &p->has_reader_features));
-    TRY(get_strings(c, o, "writerFeatures", false, &p->writer_features, &p->n_writer_features,
+    SV_TRY(get_strings(c, o, "writerFeatures", false, &p->writer_features, &p->n_writer_features,
                     &p->has_writer_features));
     return 0;
 }
@@ -467,7 +461,7 @@ static int parse_commit_info(const ctx *c, const json_t *o, delta_commit_info *c
         ci->timestamp = (int64_t)json_integer_value(ts);
     }
     if (field(o, "inCommitTimestamp")) {
-        TRY(get_int(c, o, "inCommitTimestamp", true, INT64_MIN, INT64_MAX, &ci->in_commit_timestamp));
+        SV_TRY(get_int(c, o, "inCommitTimestamp", true, INT64_MIN, INT64_MAX, &ci->in_commit_timestamp));
         ci->has_in_commit_timestamp = true;
     }
     return 0;
@@ -476,34 +470,34 @@ static int parse_commit_info(const ctx *c, const json_t *o, delta_commit_info *c
 static int parse_txn(const ctx *c, const json_t *o, delta_txn *t)
 {
     t->last_updated = -1;
-    TRY(get_string(c, o, "appId", true, &t->app_id));
-    TRY(get_int(c, o, "version", true, INT64_MIN, INT64_MAX, &t->version));
-    TRY(get_int(c, o, "lastUpdated", false, INT64_MIN, INT64_MAX, &t->last_updated));
+    SV_TRY(get_string(c, o, "appId", true, &t->app_id));
+    SV_TRY(get_int(c, o, "version", true, INT64_MIN, INT64_MAX, &t->version));
+    SV_TRY(get_int(c, o, "lastUpdated", false, INT64_MIN, INT64_MAX, &t->last_updated));
     return 0;
 }
 
 static int parse_domain_metadata(const ctx *c, const json_t *o, delta_domain_metadata *d)
 {
-    TRY(get_string(c, o, "domain", true, &d->domain));
-    TRY(get_string(c, o, "configuration", true, &d->configuration));
-    TRY(get_bool(c, o, "removed", true, &d->removed));
+    SV_TRY(get_string(c, o, "domain", true, &d->domain));
+    SV_TRY(get_string(c, o, "configuration", true, &d->configuration));
+    SV_TRY(get_bool(c, o, "removed", true, &d->removed));
     return 0;
 }
 
 static int parse_cdc(const ctx *c, const json_t *o, delta_cdc *cdc)
 {
-    TRY(get_path(c, o, "path", &cdc->path));
-    TRY(get_map(c, o, "partitionValues", true, true, &cdc->partition_values, &cdc->n_partition_values, NULL));
-    TRY(get_int(c, o, "size", true, 0, INT64_MAX, &cdc->size));
-    TRY(get_bool(c, o, "dataChange", false, &cdc->data_change));
+    SV_TRY(get_path(c, o, "path", &cdc->path));
+    SV_TRY(get_map(c, o, "partitionValues", true, true, &cdc->partition_values, &cdc->n_partition_values, NULL));
+    SV_TRY(get_int(c, o, "size", true, 0, INT64_MAX, &cdc->size));
+    SV_TRY(get_bool(c, o, "dataChange", false, &cdc->data_change));
     return 0;
 }
 
 static int parse_sidecar(const ctx *c, const json_t *o, delta_sidecar *s)
 {
-    TRY(get_path(c, o, "path", &s->path));
-    TRY(get_int(c, o, "sizeInBytes", true, 0, INT64_MAX, &s->size_in_bytes));
-    TRY(get_int(c, o, "modificationTime", true, INT64_MIN, INT64_MAX, &s->modification_time));
+    SV_TRY(get_path(c, o, "path", &s->path));
+    SV_TRY(get_int(c, o, "sizeInBytes", true, 0, INT64_MAX, &s->size_in_bytes));
+    SV_TRY(get_int(c, o, "modificationTime", true, INT64_MIN, INT64_MAX, &s->modification_time));
     return 0;
 }
 

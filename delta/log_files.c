@@ -5,14 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sv_error.h"
 #include "sv_grow.h"
-
-#define TRY(expr)         \
-    do {                  \
-        int rc_ = (expr); \
-        if (rc_)          \
-            return rc_;   \
-    } while (0)
 
 #define VERSION_DIGITS 20
 #define PART_DIGITS 10
@@ -392,7 +386,7 @@ static int build(const sorted_listing *s, int64_t version, const delta_log_hint 
     if (!p->checkpoint || !p->commits || !p->compactions)
         return sv_fail(err, DELTA_LOG_E_NOMEM, 0, "out of memory");
     for (size_t i = 0; i < n_cp; i++) {
-        TRY(plan_file(&p->checkpoint[i], &s->checkpoints.v[cp_at + i], err));
+        SV_TRY(plan_file(&p->checkpoint[i], &s->checkpoints.v[cp_at + i], err));
         p->n_checkpoint++;
     }
 
@@ -408,11 +402,11 @@ static int build(const sorted_listing *s, int64_t version, const delta_log_hint 
                 use = &comp->v[j];
         }
         if (use) {
-            TRY(plan_file(&p->compactions[p->n_compactions], use, err));
+            SV_TRY(plan_file(&p->compactions[p->n_compactions], use, err));
             p->n_compactions++;
             i += (uint64_t)use->f.end_version - (uint64_t)v + 1;
         } else {
-            TRY(plan_file(&p->commits[p->n_commits], &commits->v[c0 + i], err));
+            SV_TRY(plan_file(&p->commits[p->n_commits], &commits->v[c0 + i], err));
             p->n_commits++;
             i++;
         }
