@@ -341,6 +341,12 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     }
     prepare_names(vf, m, tb, pred, columns, n_columns);
     view_table_free_names(file_pred, file_columns, n_file_columns);
+    /* Every row selected and no columns to fetch together: nothing to sieve
+     * and nothing to gain over the plain path, whose prefetch reads on into
+     * the chunks ahead (a view's does not: it may sieve them). */
+    if (!vf->why_real[0] && !vf->pred && !vf->select_none && n_columns == 0 && !hint_rows_for(h, vf->relpath) &&
+        !(vf->add && vf->add->has_dv))
+        vf_real(vf, "", "the hint selects every row and names no columns");
     if (!vf->why_real[0])
         (void)build_chunks(pf, vf);
 }
