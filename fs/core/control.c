@@ -43,6 +43,10 @@ char *control_render_stats(const plain_fs *p, size_t *len)
         json_object_set_new(o, "page_maps_walked", json_integer((json_int_t)STAT_GET(st, page_maps_walked)));
         json_object_set_new(o, "page_maps_from_disk",
                             json_integer((json_int_t)STAT_GET(st, page_maps_from_disk)));
+        /* The one budget (--cache-size) and what holds it besides the cache. */
+        memory_budget *mb = (memory_budget *)&p->budget; /* atomics: read-only use */
+        json_object_set_new(o, "memory_budget_bytes", json_integer((json_int_t)mb->limit));
+        json_object_set_new(o, "memory_outside_cache_bytes", json_integer((json_int_t)memory_budget_outside(mb)));
     }
     return sv_json_text(o, JSON_INDENT(2), len);
 }

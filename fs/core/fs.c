@@ -92,10 +92,13 @@ sv_fs *sv_fs_create(object_store *store, sv_stats *stats, const sv_fs_config *cf
              cfg->control_dir && cfg->control_dir[0] ? cfg->control_dir : SV_CONTROL_DIR);
     handle_list_init(&fs->handles);
     fs->plain = plain_fs_create(store, stats, &cfg->plain);
-    partial_memory_init(&fs->partial_mem, cfg->partial_memory);
-    /* Walked page maps take a sixteenth of the cache budget on top of it,
-     * as footers take an eighth. */
+    memory_budget *mb = fs->plain ? &fs->plain->budget : NULL;
+    partial_memory_init(&fs->partial_mem, cfg->partial_memory, mb);
+    /* Walked page maps take up to a sixteenth of the mount's budget, as
+     * footers take an eighth (memory_budget.h). */
     fs->page_maps = page_map_cache_create(cfg->plain.cache_bytes / 16, cfg->cache_dir, stats);
+    if (fs->page_maps)
+        page_map_cache_share_budget(fs->page_maps, mb);
     fs->tables = fs->plain ? table_registry_create(fs->plain, &cfg->plain.table_version, true) : NULL;
     view_env env = {.plain = fs->plain, .profile = cfg->profile,
                     .request_cost_override = cfg->request_cost_override,
@@ -443,8 +446,8 @@ static void handle_free(sv_fs *fs, sv_handle *h)
 
 /* A private copy of [off, off+size) of text: the handle (and its snapshot)
  * may be released while the reply is still being written. */
-static ssize_t read_text(const text_handle *t, uint64_t off, size_t size, struct iovec *iov, size_t *niov,
-                         sv_read_pins *pins)
+static ssize_t read_text(sv_fs *fs, const text_handle *t, uint64_t off, size_t size, struct iovec *iov,
+                         size_t *niov, sv_read_pins *pins)
 {
     if (off >= t->len || size == 0)
         return 0;
@@ -453,6 +456,8 @@ static ssize_t read_text(const text_handle *t, uint64_t off, size_t size, struct
     if (!pins->owned)
         return -ENOMEM;
     memcpy(pins->owned, t->text + off, n);
+    pins->owned_bytes = n;
+    memory_budget_charge(&fs->plain->budget, n);
     iov[0].iov_base = pins->owned;
     iov[0].iov_len = n;
     *niov = 1;
@@ -469,6 +474,10 @@ static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, s
     if (r > 0) {
         pins->obj = out.pins;
         pins->owned = out.owned;
+        if (out.owned) {
+            pins->owned_bytes = size; /* what view_reader_reply allocated */
+            memory_budget_charge(&fs->plain->budget, size);
+        }
         *niov = out.niov;
     }
     return r;
@@ -517,7 +526,7 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
     if (maxiov == 0)
         return 0;
     if (f->kind == HANDLE_TEXT)
-        return read_text((const text_handle *)f, off, size, iov, niov, pins);
+        return read_text(fs, (const text_handle *)f, off, size, iov, niov, pins);
     if (f->kind != HANDLE_PLAIN && f->kind != HANDLE_VIEW)
         return -EBADF;
     STAT_ADD(fs->stats, fuse_reads, 1);
@@ -547,6 +556,8 @@ void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
 {
     free(pins->owned);
     pins->owned = NULL;
+    memory_budget_uncharge(&fs->plain->budget, pins->owned_bytes);
+    pins->owned_bytes = 0;
     object_pins_release(fs->plain->io, &pins->obj);
 }
 

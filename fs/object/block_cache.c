@@ -10,6 +10,7 @@ struct block_cache {
     pthread_cond_t changed;
     uint32_t block_size;
     uint64_t limit;
+    memory_budget *budget; /* the mount's, whose share lowers limit; NULL: none (set before use) */
     /* Bytes the blocks hold, all states: each block's data (block_size, or
      * its own length when short, so 10,000 small objects do not take 16 KiB
      * each) plus its bookkeeping (BLOCK_OVERHEAD). */
@@ -93,6 +94,11 @@ void block_cache_destroy(block_cache *bc)
 uint32_t block_cache_block_size(const block_cache *bc) { return bc->block_size; }
 uint64_t block_cache_limit(const block_cache *bc) { return bc->limit; }
 
+void block_cache_share_budget(block_cache *bc, memory_budget *mb)
+{
+    bc->budget = mb;
+}
+
 uint64_t block_cache_cost_of(uint32_t data_bytes)
 {
     return block_cost(data_bytes);
@@ -134,10 +140,18 @@ static void drop_block(block_cache *bc, cache_block *b, bool keep_spare)
     free(b);
 }
 
-/* Release spare buffers until `need` more bytes fit (lock held). */
-static void trim_spares(block_cache *bc, uint64_t need)
+/* What the blocks may hold now: the limit, less what the rest of the
+ * mount's memory budget holds. */
+static uint64_t room_limit(const block_cache *bc)
 {
-    while (bc->n_spare > 0 && bc->bytes + need > bc->limit) {
+    return memory_budget_cache_share(bc->budget, bc->limit);
+}
+
+/* Release spare buffers, keeping `keep`, until `need` more bytes fit (lock held). */
+static void trim_spares(block_cache *bc, uint64_t need, size_t keep)
+{
+    const uint64_t lim = room_limit(bc);
+    while (bc->n_spare > keep && bc->bytes + need > lim) {
         free(bc->spare[--bc->n_spare]);
         bc->bytes -= bc->block_size;
     }
@@ -148,17 +162,21 @@ static void trim_spares(block_cache *bc, uint64_t need)
  * exactly one new full block: for a full block, one spare is enough. */
 static bool make_room(block_cache *bc, uint64_t need)
 {
-    if (need == block_cost(bc->block_size) && bc->n_spare > 0 && bc->bytes + BLOCK_OVERHEAD <= bc->limit)
+    const uint64_t lim = room_limit(bc);
+    const bool full = need == block_cost(bc->block_size);
+    if (full) /* the limit may have shrunk (memory_budget.h): spares beyond one go first */
+        trim_spares(bc, BLOCK_OVERHEAD, 1);
+    if (full && bc->n_spare > 0 && bc->bytes + BLOCK_OVERHEAD <= lim)
         return true;
-    for (cache_block *victim; bc->bytes + need > bc->limit && (victim = lru_last(bc));) {
+    for (cache_block *victim; bc->bytes + need > lim && (victim = lru_last(bc));) {
         TAILQ_REMOVE(&bc->lru, victim, lru);
         drop_block(bc, victim, need == block_cost(bc->block_size));
         if (bc->stats)
             STAT_ADD(bc->stats, cache_evictions, 1);
-        if (need == block_cost(bc->block_size) && bc->n_spare > 0 && bc->bytes + BLOCK_OVERHEAD <= bc->limit)
+        if (full && bc->n_spare > 0 && bc->bytes + BLOCK_OVERHEAD <= lim)
             return true;
     }
-    return bc->bytes + need <= bc->limit;
+    return bc->bytes + need <= lim;
 }
 
 static cache_block *find(block_cache *bc, uint64_t object_id, uint64_t index)
@@ -219,7 +237,7 @@ cache_block *block_cache_acquire(block_cache *bc, uint64_t object_id, uint64_t i
      * loading (bounded by reads in flight); prefetch never does. */
     const bool full = len == bc->block_size;
     if (!full)
-        trim_spares(bc, block_cost(len));
+        trim_spares(bc, block_cost(len), 0);
     if (!make_room(bc, block_cost(full ? bc->block_size : len)) && only_if_room) {
         pthread_mutex_unlock(&bc->lock);
         return NULL;
@@ -327,7 +345,7 @@ void block_cache_release_consumed(block_cache *bc, cache_block *b)
         b->pins = 0;
         b->drop_behind = true;
         TAILQ_INSERT_TAIL(&bc->lru, b, lru); /* the first to go */
-        trim_spares(bc, 0);
+        trim_spares(bc, 0, 0);
         make_room(bc, 0);
         pthread_mutex_unlock(&bc->lock);
         return;
@@ -403,7 +421,7 @@ static void unpin_locked(block_cache *bc, cache_block *b)
             drop_block(bc, b, true); /* hash_remove finds nothing: fine */
         } else if (b->state == BLOCK_READY) {
             TAILQ_INSERT_HEAD(&bc->lru, b, lru);
-            trim_spares(bc, 0);
+            trim_spares(bc, 0, 0);
             make_room(bc, 0);
         } else if (b->state == BLOCK_FAILED) {
             drop_block(bc, b, true);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "memory_budget.h"
 #include "stats.h"
 #include "sv_cancel.h"
 
@@ -102,5 +103,8 @@ uint64_t block_cache_bytes(block_cache *bc);
  * against the limit: its data and its bookkeeping. */
 uint64_t block_cache_cost_of(uint32_t data_bytes);
 uint64_t block_cache_limit(const block_cache *bc);
+/* Hold the blocks within what the rest of mb leaves (memory_budget.h), from
+ * the next allocation on. Call before use; mb must outlive the cache. */
+void block_cache_share_budget(block_cache *bc, memory_budget *mb);
 
 #endif

@@ -55,6 +55,7 @@ typedef struct footer_entry {
 struct footer_cache {
     object_io *io;
     uint64_t budget;
+    memory_budget *mem;     /* the mount's, charged every entry's cost; NULL: none (set before use) */
     uint64_t tail_bytes;    /* first read of a file's end; 0: parquet_layout_tail_hint */
     pthread_mutex_t lock;   /* guards everything below and every entry's fields but f */
     pthread_cond_t loaded;
@@ -85,8 +86,14 @@ footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t
     return fc;
 }
 
-static void entry_free(footer_entry *e)
+void footer_cache_share_budget(footer_cache *fc, memory_budget *mb)
 {
+    fc->mem = mb;
+}
+
+static void entry_free(footer_cache *fc, footer_entry *e)
+{
+    memory_budget_uncharge(fc->mem, e->cost);
     parquet_footer_clear(&e->f);
     free(e);
 }
@@ -98,7 +105,7 @@ void footer_cache_destroy(footer_cache *fc)
     for (size_t i = 0; i < fc->nbuckets; i++)
         for (footer_entry *e = fc->buckets[i], *nx; e; e = nx) {
             nx = e->hash_next;
-            entry_free(e);
+            entry_free(fc, e);
         }
     free(fc->buckets);
     pthread_mutex_destroy(&fc->lock);
@@ -250,6 +257,7 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o, co
     pthread_mutex_lock(&fc->lock);
     e->loading = false;
     e->cost = cost_of(&e->f);
+    memory_budget_charge(fc->mem, e->cost);
     if (!e->f.meta && e->f.err.code != FOOTER_E_PARSE) {
         index_remove(fc, e); /* a failed read or allocation: the next open tries again */
         e->detached = true;
@@ -271,7 +279,7 @@ bool footer_cache_put(footer_cache *fc, const parquet_footer *f)
     }
     if (e->detached) {
         pthread_mutex_unlock(&fc->lock);
-        entry_free(e);
+        entry_free(fc, e);
         return true;
     }
     TAILQ_INSERT_HEAD(&fc->idle, e, idle);
@@ -286,7 +294,7 @@ bool footer_cache_put(footer_cache *fc, const parquet_footer *f)
     pthread_mutex_unlock(&fc->lock);
     while (evicted) {
         footer_entry *nx = evicted->hash_next;
-        entry_free(evicted);
+        entry_free(fc, evicted);
         evicted = nx;
     }
     return true;

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memory_budget.h"
 #include "object_read.h"
 #include "parquet_layout.h"
 #include "parquet_meta.h"
@@ -49,6 +50,9 @@ typedef struct footer_cache footer_cache;
  * 64 KiB of parquet_layout_tail_hint). */
 footer_cache *footer_cache_create(object_io *io, uint64_t budget_bytes, uint64_t tail_bytes);
 void footer_cache_destroy(footer_cache *fc);
+/* Count every footer held (referenced or idle) in mb (memory_budget.h).
+ * Call before use; mb must outlive the cache. */
+void footer_cache_share_budget(footer_cache *fc, memory_budget *mb);
 
 /* The footer of o (a reference; give it back with footer_cache_put). Never
  * NULL: a footer that could not be had has meta NULL and err set. Loading

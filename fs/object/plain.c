@@ -27,6 +27,10 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
         plain_fs_destroy(p);
         return NULL;
     }
+    memory_budget_init(&p->budget, cfg->cache_bytes);
+    tree_share_budget(p->tree, &p->budget);
+    block_cache_share_budget(p->cache, &p->budget);
+    footer_cache_share_budget(p->footers, &p->budget);
     return p;
 }
 

@@ -49,6 +49,9 @@ typedef struct {
 typedef struct {
     plain_config cfg;
     sv_stats *stats;
+    /* The mount's one memory budget (cfg.cache_bytes) that the cache,
+     * footers, tree and the views' buffers share (atomic). */
+    memory_budget budget;
     tree *tree;
     block_cache *cache;
     object_io *io;

@@ -43,7 +43,41 @@ struct tree {
      * still bounds how long those stay). */
     tree_stale stale[TREE_STALE_MAX];
     size_t stale_head, stale_count;
+    memory_budget *mem; /* the mount's, charged `bytes`; NULL: none (set before use) */
+    uint64_t bytes;     /* nodes and listings held */
 };
+
+/* What a node costs: its struct, key, inode slot and index link. */
+static uint64_t node_cost(const char *key)
+{
+    return sizeof(node) + strlen(key) + 1 + 2 * sizeof(node *);
+}
+
+/* What a directory's listing costs. */
+static uint64_t listing_cost(const tree_dirent *c, size_t n)
+{
+    uint64_t b = n * sizeof *c;
+    for (size_t i = 0; i < n; i++)
+        b += strlen(c[i].name) + 1;
+    return b;
+}
+
+static void charge(tree *t, uint64_t n)
+{
+    t->bytes += n;
+    memory_budget_charge(t->mem, n);
+}
+
+static void uncharge(tree *t, uint64_t n)
+{
+    t->bytes -= n;
+    memory_budget_uncharge(t->mem, n);
+}
+
+void tree_share_budget(tree *t, memory_budget *mb)
+{
+    t->mem = mb;
+}
 
 static int64_t now_ns(void)
 {
@@ -123,6 +157,7 @@ static node *node_new(tree *t, uint64_t parent, const char *key, bool is_dir, ui
     n->mtime = mtime;
     snprintf(n->etag, sizeof n->etag, "%s", etag ? etag : "");
     t->nodes[t->n_nodes++] = n;
+    charge(t, node_cost(key));
     size_t s = index_slot(t, n->key, n->etag);
     n->hash_next = t->index[s];
     t->index[s] = n;
@@ -187,6 +222,7 @@ void tree_destroy(tree *t)
     }
     free(t->nodes);
     free(t->index);
+    memory_budget_uncharge(t->mem, t->bytes);
     pthread_mutex_destroy(&t->lock);
     pthread_cond_destroy(&t->listed_cv);
     free(t);
@@ -415,6 +451,8 @@ static store_status install_listing(tree *t, node *dir, raw_list *l)
     }
     if (dir->listed)
         note_changed_names(t, dir, children, n);
+    charge(t, listing_cost(children, n));
+    uncharge(t, listing_cost(dir->children, dir->n_children));
     free_children(dir->children, dir->n_children);
     dir->children = children;
     dir->n_children = n;

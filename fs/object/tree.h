@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memory_budget.h"
 #include "object_store.h"
 
 #define TREE_ROOT_INO 1u
@@ -54,6 +55,9 @@ typedef struct {
 tree *tree_create(object_store *store, const char *prefix, uint64_t dir_ttl_ms,
                   uint64_t delta_log_ttl_ms);
 void tree_destroy(tree *t);
+/* Count its nodes and listings in mb (memory_budget.h). Call before use; mb
+ * must outlive the tree. */
+void tree_share_budget(tree *t, memory_budget *mb);
 
 /* Load (or refresh) a directory's listing now, with request options (e.g. fewer
  * attempts at mount time; NULL = defaults). Returns STORE_OK or the listing error

@@ -34,12 +34,29 @@ struct page_map_cache {
     uint32_t n_claimed, next_claim;
     entry *newest, *oldest;
     uint64_t budget, bytes, entries, hits, misses, disk_reads, disk_writes;
+    memory_budget *mem;      /* the mount's, charged `bytes`; NULL: none (set before use) */
+    uint64_t charged;        /* what mem was charged: bytes as of the last change */
     char *dir;               /* immutable; NULL: memory only */
     sv_stats *stats;         /* atomic counters; may be NULL */
     atomic_uint tmp_seq;     /* names temporary files */
 };
 
 static void insert(page_map_cache *c, entry *e, const object_ref *o);
+
+void page_map_cache_share_budget(page_map_cache *c, memory_budget *mb)
+{
+    c->mem = mb;
+}
+
+/* Bring the mount's budget to what the cache holds (lock held). */
+static void sync_budget(page_map_cache *c)
+{
+    if (c->bytes > c->charged)
+        memory_budget_charge(c->mem, c->bytes - c->charged);
+    else
+        memory_budget_uncharge(c->mem, c->charged - c->bytes);
+    c->charged = c->bytes;
+}
 static entry *read_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col);
 
 page_map_cache *page_map_cache_create(uint64_t budget_bytes, const char *dir, sv_stats *stats)
@@ -100,6 +117,7 @@ void page_map_cache_destroy(page_map_cache *c)
         next = e->older;
         entry_free(e);
     }
+    memory_budget_uncharge(c->mem, c->charged);
     pthread_mutex_destroy(&c->lock);
     free(c->dir);
     free(c);
@@ -224,6 +242,7 @@ static void insert(page_map_cache *c, entry *e, const object_ref *o)
         c->entries--;
         entry_free(v);
     }
+    sync_budget(c);
 }
 
 static void write_file(page_map_cache *c, const object_ref *o, uint32_t rg, uint32_t col, const pq_header_walk *w)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "header_walk.h"
+#include "memory_budget.h"
 #include "object_read.h"
 #include "stats.h"
 
@@ -26,6 +27,9 @@ typedef struct page_map_cache page_map_cache;
  * stats (may be NULL): page_maps_walked and page_maps_from_disk. */
 page_map_cache *page_map_cache_create(uint64_t budget_bytes, const char *dir, sv_stats *stats);
 void page_map_cache_destroy(page_map_cache *c);
+/* Count what the cache holds in mb (memory_budget.h). Call before use; mb
+ * must outlive the cache. */
+void page_map_cache_share_budget(page_map_cache *c, memory_budget *mb);
 
 /* A done walk of chunk (rg, col) of version o into w (initialised for ctx,
  * the chunk's metadata); false (w untouched) when there is none or the

@@ -241,12 +241,20 @@ def main(argv=None) -> int:
         t0 = time.monotonic()
         soak = Soak(mp, files, view, t0 + a.minutes * 60)
 
-        peak = {"rss": 0}
+        peak = {"rss": 0, "held": 0, "cache": 0, "outside": 0}
         stop = threading.Event()
 
         def sample():
+            # RSS, and what the one budget holds (cache blocks and the rest), at their peaks
             while not stop.wait(0.5):
                 peak["rss"] = max(peak["rss"], proc_status(pid).get("VmRSS", 0))
+                try:
+                    s = json.loads((mp / ".sieve" / "stats").read_bytes())
+                except (OSError, ValueError):
+                    continue
+                c, o = s.get("cache_bytes", 0), s.get("memory_outside_cache_bytes", 0)
+                peak["cache"], peak["outside"] = max(peak["cache"], c), max(peak["outside"], o)
+                peak["held"] = max(peak["held"], c + o)
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
         threads = [threading.Thread(target=soak.reader, args=(i,)) for i in range(a.readers)]
@@ -271,6 +279,9 @@ def main(argv=None) -> int:
             f"- daemon RSS: peak of samples {peak['rss'] / MiB:.0f} MiB, VmHWM {after.get('VmHWM', 0) / MiB:.0f} MiB "
             f"(cache size {a.cache_size}); before {before.get('VmRSS', 0) / MiB:.0f} MiB, after "
             f"{after.get('VmRSS', 0) / MiB:.0f} MiB",
+            f"- the budget's peak use: {peak['held'] / MiB:.1f} MiB (cache blocks at most {peak['cache'] / MiB:.1f} "
+            f"MiB, footers, page maps, partial reads and listings at most {peak['outside'] / MiB:.1f} MiB); "
+            f"peak RSS less the budget's peak use: {(peak['rss'] - peak['held']) / MiB:.0f} MiB",
             f"- daemon fds {before.get('fds')} before, {after.get('fds')} after; threads {before.get('Threads')} "
             f"before, {after.get('Threads')} after",
             "", "| operation | count | p50 ms | p99 ms |", "|---|---:|---:|---:|",

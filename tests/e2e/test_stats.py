@@ -93,3 +93,22 @@ def test_cache_hits_after_page_cache_drop(bucket, mount):
     assert got == data
     assert after["fuse_read_bytes"] > before["fuse_read_bytes"], "page cache drop had no effect"
     assert after["cache_hit_bytes"] > before["cache_hit_bytes"]
+
+
+def test_one_memory_budget_holds_cache_and_listings(bucket, mount):
+    """--cache-size is the mount's one budget: listings count in it beside the
+    cache blocks, and reading three times the budget keeps both within it."""
+    objects = {f"many/o{i:04d}": b"x" for i in range(500)}
+    big = {f"big/{i}.bin": s3env.det_bytes(f"b{i}", 16 * MiB) for i in range(3)}
+    m = mount(bucket=bucket({**objects, **big}), args=["--cache-size", "16M"])
+    st = m.stats()
+    assert st["memory_budget_bytes"] == 16 * MiB
+    before = st["memory_outside_cache_bytes"]
+    assert len(os.listdir(m / "many")) == 500
+    listed = m.stats()["memory_outside_cache_bytes"]
+    assert listed - before > 500 * 64, (before, listed)
+    for name, data in big.items():
+        assert (m / name).read_bytes() == data
+        st = m.stats()
+        # demand reads may hold a few pinned blocks over it while they reply
+        assert st["cache_bytes"] + st["memory_outside_cache_bytes"] <= 16 * MiB + MiB, st

@@ -230,3 +230,39 @@ Test(block_cache, short_and_full_blocks_share_the_bound)
     }
     block_cache_destroy(bc);
 }
+
+/* Fill the cache with n unpinned READY blocks of object obj. */
+static void fill(block_cache *bc, uint64_t obj, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        read_block(bc, obj, i, false);
+}
+
+Test(block_cache, gives_way_to_the_rest_of_the_mounts_budget)
+{
+    memory_budget mb;
+    memory_budget_init(&mb, 64 * CB);
+    block_cache *bc = block_cache_create(BS, 64 * CB, NULL);
+    block_cache_share_budget(bc, &mb);
+    fill(bc, 1, 64);
+    cr_assert_leq(block_cache_bytes(bc), 64 * CB);
+    cr_assert_geq(block_cache_bytes(bc), 60 * CB, "the whole budget is the cache's while nothing else holds memory");
+
+    /* Partial reads, footers or listings take half: the next block evicts down to the rest. */
+    memory_budget_charge(&mb, 32 * CB);
+    read_block(bc, 2, 0, false);
+    cr_assert_leq(block_cache_bytes(bc) + memory_budget_outside(&mb), 64 * CB);
+    cr_assert_gt(block_cache_bytes(bc), 16 * CB);
+
+    /* However much they take, the cache keeps its floor for demand reads. */
+    memory_budget_charge(&mb, 64 * CB);
+    read_block(bc, 2, 1, false);
+    cr_assert_leq(block_cache_bytes(bc), 64 * CB / MEMORY_BUDGET_CACHE_FLOOR);
+    cr_assert_geq(block_cache_bytes(bc), 64 * CB / MEMORY_BUDGET_CACHE_FLOOR - CB);
+
+    /* And it grows back when they let go. */
+    memory_budget_uncharge(&mb, 96 * CB);
+    fill(bc, 3, 64);
+    cr_assert_geq(block_cache_bytes(bc), 60 * CB);
+    block_cache_destroy(bc);
+}

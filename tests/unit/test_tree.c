@@ -272,3 +272,25 @@ Test(tree, listings_that_never_end_are_errors)
         tree_destroy(lt);
     }
 }
+
+Test(tree, listings_count_in_the_mounts_memory_budget)
+{
+    char key[64];
+    for (int i = 0; i < 200; i++) {
+        snprintf(key, sizeof key, "d/object-%03d", i);
+        put(key, "x");
+    }
+    memory_budget mb;
+    memory_budget_init(&mb, 1 << 20);
+    t = tree_create(mem_store_base(m), "", 0, 0); /* no TTL: every lookup lists again */
+    tree_share_budget(t, &mb);
+    walk("d/object-000");
+    uint64_t listed = memory_budget_outside(&mb);
+    cr_assert_gt(listed, 200 * (sizeof "object-000" + sizeof(char *)), "200 names and their nodes: %llu",
+                 (unsigned long long)listed);
+    walk("d/object-000");
+    cr_assert_eq(memory_budget_outside(&mb), listed, "listing the same names again takes nothing more");
+    tree_destroy(t);
+    t = NULL;
+    cr_assert_eq(memory_budget_outside(&mb), 0, "all given back");
+}

@@ -735,7 +735,7 @@ Test(view_core, over_the_partial_memory_budget_pages_are_read_the_ordinary_way)
 Test(partial_memory, reserves_within_the_limit)
 {
     partial_memory pm;
-    partial_memory_init(&pm, 100);
+    partial_memory_init(&pm, 100, NULL);
     cr_assert(partial_memory_reserve(&pm, 60));
     cr_assert_not(partial_memory_reserve(&pm, 41));
     cr_assert(partial_memory_reserve(&pm, 40));
@@ -746,4 +746,21 @@ Test(partial_memory, reserves_within_the_limit)
     cr_assert(partial_memory_reserve(&pm, 60));
     cr_assert(partial_memory_reserve(NULL, UINT64_MAX), "no budget: unlimited");
     cr_assert_eq(partial_memory_used(NULL), 0);
+}
+
+Test(partial_memory, takes_at_most_half_of_the_mounts_budget_and_counts_in_it)
+{
+    memory_budget mb;
+    memory_budget_init(&mb, 1000);
+    partial_memory pm;
+    partial_memory_init(&pm, PARTIAL_MEMORY_DEFAULT, &mb);
+    cr_assert_eq(pm.limit, 500, "the default is half");
+    cr_assert(partial_memory_reserve(&pm, 300));
+    cr_assert_eq(memory_budget_outside(&mb), 300);
+    cr_assert_not(partial_memory_reserve(&pm, 201));
+    cr_assert_eq(memory_budget_outside(&mb), 300, "a refused reservation takes nothing");
+    partial_memory_release(&pm, 300);
+    cr_assert_eq(memory_budget_outside(&mb), 0);
+    partial_memory_init(&pm, 100, &mb);
+    cr_assert_eq(pm.limit, 100, "a smaller limit stays");
 }
