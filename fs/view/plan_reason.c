@@ -25,6 +25,7 @@ static const char *const page_names[PAGE_REASONS] = {
     [PAGE_CODEC] = "codec",
     [PAGE_LEVELS] = "levels",
     [PAGE_ZSTD] = "zstd",
+    [PAGE_SNAPPY] = "snappy",
     [PAGE_CRC] = "crc",
     [PAGE_ROUNDS] = "rounds",
     [PAGE_CONTRADICTION] = "contradiction",
@@ -51,7 +52,7 @@ page_reason page_reason_of_planner(const char *reason, int contradicts_file)
     } words[] = {
         {"saving", PAGE_SAVING}, {"encoding", PAGE_ENCODING}, {"codec", PAGE_CODEC},
         {"levels", PAGE_LEVELS}, {"zstd", PAGE_ZSTD},         {"crc", PAGE_CRC},
-        {"rounds", PAGE_ROUNDS},
+        {"rounds", PAGE_ROUNDS}, {"snappy", PAGE_SNAPPY},
     };
     if (contradicts_file)
         return PAGE_CONTRADICTION;

@@ -29,6 +29,7 @@ typedef enum {
     PAGE_CODEC,
     PAGE_LEVELS,
     PAGE_ZSTD,
+    PAGE_SNAPPY,           /* a snappy stream with copies (not literals only) under selected rows */
     PAGE_CRC,
     PAGE_ROUNDS,
     PAGE_CONTRADICTION,    /* the page's bytes contradict the file's metadata */

@@ -125,10 +125,10 @@ st pp_levels_read(plan *p, const stream *s)
     return ls != ST_OK ? ls : levels_scan(p);
 }
 
-st pp_values_open(plan *p, bool zstd, st *walk, uint64_t *V)
+st pp_values_open(plan *p, sec_kind kind, st *walk, uint64_t *V)
 {
     stream *s = &p->s;
-    pp_values_section(p, zstd);
+    pp_values_section(p, kind);
     *walk = pp_stream_walk(p, s);
     if (*walk == ST_REAL)
         return ST_REAL;

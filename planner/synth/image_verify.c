@@ -6,6 +6,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Decode a dictionary page's image: the same entry count, and each entry
+ * kept equal to the real one. */
+static st pp_dictionary_verify(plan *p)
+{
+    uint8_t *bodybuf = malloc(p->body ? p->body : 1);
+    pq_decode_limits lim;
+    pq_decode_limits_default(&lim);
+    pq_decoder *dec = pq_decoder_new(&lim);
+    st res = ST_OK;
+    pq_dictionary dict = {0};
+    if (!bodybuf || !dec) {
+        res = pp_nomem(p, "verification");
+        goto out;
+    }
+    pp_image_read(p->pc, p->n_pc, p->hl, p->body, bodybuf);
+    pq_dict_page_info info;
+    pqd_error err;
+    if (pq_dict_page_info_from_header(&p->h, &info, &err) != PQD_OK ||
+        pq_decode_dictionary(dec, &p->in->col, &info, bodybuf, p->body, &dict, &err) != PQD_OK) {
+        res = pp_contradiction(p, "verify: image does not decode: %s", err.msg);
+        goto out;
+    }
+    if ((int64_t)dict.count != info.num_values || dict.width != p->width) {
+        res = pp_contradiction(p, "verify: image decodes to %u entries of %u bytes (expected %d of %u)",
+                               dict.count, dict.width, info.num_values, p->width);
+        goto out;
+    }
+    for (uint32_t i = 0; i < p->in->n_dict_entries && res == ST_OK; i++) {
+        const uint64_t k = p->in->dict_entries[i];
+        uint8_t real[64];
+        const uint8_t *got = (const uint8_t *)dict.values + k * p->width;
+        if (p->width > sizeof real || !pp_stream_copy(p, &p->s, k * p->width, p->width, real) ||
+            memcmp(real, got, p->width) != 0)
+            res = pp_contradiction(p, "verify: entry %llu differs in the image", (unsigned long long)k);
+    }
+out:
+    pq_dictionary_free(&dict);
+    free(bodybuf);
+    pq_decoder_free(dec);
+    return res;
+}
+
 /* Sort pieces, check they are disjoint and inside the page, rewrite the CRC
  * and decode the image once. */
 st pp_image_finish(plan *p)
@@ -28,6 +70,8 @@ st pp_image_finish(plan *p)
                            : cs;
         }
     }
+    if (p->in->dictionary)
+        return pp_dictionary_verify(p);
     /* Decode the image. */
     uint8_t *bodybuf = malloc(p->body ? p->body : 1);
     pq_decode_limits lim;

@@ -66,7 +66,7 @@ static int range_cmp(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static st step_header(plan *p)
+st pp_header_read(plan *p)
 {
     const uint32_t have = pp_known_run(p->kb, 0);
     const uint32_t probe = p->total < PP_HEADER_PROBE ? p->total : PP_HEADER_PROBE;
@@ -86,12 +86,22 @@ static st step_header(plan *p)
     }
     if (ts != TC_OK)
         return pp_contradiction(p, "layout: page header: %s", e.msg);
+    if ((uint64_t)hl + (uint64_t)p->h.compressed_page_size != p->total)
+        return pp_contradiction(p, "layout: header %zu + body %d bytes, the page map says %u", hl,
+                                p->h.compressed_page_size, p->total);
+    p->hl = (uint32_t)hl;
+    return ST_OK;
+}
+
+static st step_header(plan *p)
+{
+    const st hs = pp_header_read(p);
+    if (hs != ST_OK)
+        return hs;
+    const size_t hl = p->hl;
     const pq_page_header *h = &p->h;
     if (h->type != PQ_PAGE_DATA && h->type != PQ_PAGE_DATA_V2)
         return pp_contradiction(p, "layout: page is a %s", pq_page_type_name(h->type));
-    if ((uint64_t)hl + (uint64_t)h->compressed_page_size != p->total)
-        return pp_contradiction(p, "layout: header %zu + body %d bytes, the page map says %u", hl,
-                       h->compressed_page_size, p->total);
     pqd_error de;
     if (pq_data_page_info_from_header(h, &p->info, &de) != PQD_OK)
         return pp_contradiction(p, "layout: %s", de.msg);
@@ -141,8 +151,12 @@ static st check_input(plan *p)
         return pp_contradiction(p, "layout: page %u not in the page map", in->page);
     p->pg = &in->pm->pages[in->page];
     const pq_page_map *pm = in->pm;
-    if (!p->pg->is_data)
+    if (in->dictionary) {
+        if (p->pg->is_data || pm->dict_page != (int32_t)in->page)
+            return pp_contradiction(p, "layout: page %u is not the chunk's dictionary page", in->page);
+    } else if (!p->pg->is_data) {
         return pp_contradiction(p, "layout: page %u is not a data page", in->page);
+    }
     if (p->pg->total_size != p->kb->size)
         return pp_contradiction(p, "layout: known bytes sized %u for a page of %u", p->kb->size,
                        p->pg->total_size);
@@ -158,6 +172,12 @@ static st check_input(plan *p)
         return pp_contradiction(p, "layout: bad type %d / length %d", (int)in->col.type,
                        (int)in->col.type_length);
     p->width = (uint32_t)w;
+    if (in->dictionary) {
+        if (in->col.codec != PQ_CODEC_UNCOMPRESSED && in->col.codec != PQ_CODEC_ZSTD &&
+            in->col.codec != PQ_CODEC_SNAPPY)
+            return pp_real(p, "codec: %s", pq_codec_name(in->col.codec));
+        return ST_OK;
+    }
     if (p->pg->num_rows < 0 || p->pg->num_rows > INT32_MAX)
         return pp_contradiction(p, "layout: rows of the page unknown");
     if (in->n_rows && !in->rows)
@@ -241,7 +261,7 @@ static st finish_need(plan *p)
     uint64_t asked = 0;
     for (uint32_t i = 0; i < out.n; i++)
         asked += out.v[i].len;
-    if (p->in->n_rows > 0) {
+    if (p->in->n_rows > 0 || p->in->dictionary) {
         /* Every byte so far and this round's requests, against reading the
          * page whole. */
         const uint32_t rc = p->in->request_cost;
@@ -273,6 +293,8 @@ static st run(plan *p)
 {
     if (check_input(p) != ST_OK)
         return ST_REAL;
+    if (p->in->dictionary)
+        return pp_run_dictionary(p);
     const pq_page *pg = p->pg;
     if (p->in->n_rows > 0 && p->in->col.max_def == 0 && pg->has_header && pg->encoding >= 0) {
         p->enc = pg->encoding;

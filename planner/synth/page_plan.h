@@ -11,6 +11,9 @@
  *              exactly the page's size and decodes with every reader to the
  *              same levels and the same values for selected rows.
  *
+ * A dictionary page is served PP_REAL or PP_SPARSE the same way, its image
+ * holding the entries selected rows reference (pp_input.dictionary).
+ *
  * Planning is a loop driven by the caller, because locating values takes
  * dependent fetches (header, then levels or block headers, then values):
  *
@@ -90,6 +93,15 @@ typedef struct {
      * page may reference entry 0 only when this is > 0 (or when the page's
      * real levels show it has values). */
     int64_t dict_values;
+    /* A dictionary page (page is the chunk's dictionary page, rows unused):
+     * the entries the selected rows of its data pages reference, sorted and
+     * distinct. Its image keeps those entries (and the header, and the zstd
+     * block or snappy literal headers) real, every other entry zero:
+     * fixed-width PLAIN entries only (INT32, INT64, INT96, FLOAT, DOUBLE,
+     * FIXED_LEN_BYTE_ARRAY), stored, in raw zstd blocks or snappy literals. */
+    bool dictionary;
+    const uint32_t *dict_entries;
+    uint32_t n_dict_entries;
 } pp_input;
 
 typedef struct {
@@ -108,7 +120,8 @@ typedef struct {
     uint32_t n_pieces;
     bool synthesized;      /* rebuilt without fetching its values (no row selected) */
     uint64_t fetched;      /* real bytes the plan fetched in all (pp_bytes_total at the end) */
-    uint32_t selected_values; /* non-null values of selected rows kept real */
+    uint32_t selected_values; /* non-null values of selected rows kept real; dictionary
+                                 pages: entries kept real */
 } pp_result;
 
 void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out);

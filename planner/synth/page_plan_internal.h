@@ -37,7 +37,8 @@
  * through decompressed offsets), def_levels.c and delta_lengths.c (where the
  * selected values lie), partial_read.c, synth_plain.c, synth_codec.c with
  * snappy_exact.c, exact_values.c (values and levels of an exact size),
- * image_pieces.c, crc_patch.c, image_verify.c (the image's last checks). */
+ * image_pieces.c, crc_patch.c, image_verify.c (the image's last checks),
+ * dict_page.c (dictionary pages: the referenced entries kept, the others zero). */
 #ifndef SIEVE_PAGE_PLAN_INTERNAL_H
 #define SIEVE_PAGE_PLAN_INTERNAL_H
 
@@ -142,21 +143,30 @@ static inline uint32_t get_le32(const uint8_t *p)
  * real (pp_real, with the reason). */
 typedef enum { ST_OK = 0, ST_NEED, ST_REAL } st;
 
+/* How a section's bytes are stored. */
+typedef enum {
+    SEC_STORED = 0, /* as they are */
+    SEC_ZSTD,       /* one zstd frame of raw blocks */
+    SEC_SNAPPY,     /* a snappy stream of literal elements only */
+} sec_kind;
+
+/* A zstd raw block or a snappy literal: its header, then `size` content bytes. */
 typedef struct {
-    uint32_t hdr, size; /* page offset of the block header; content bytes */
-    uint64_t doff;      /* decompressed offset of the first content byte */
+    uint32_t hdr, data, size; /* page offsets of its header and its content; content bytes */
+    uint64_t doff;            /* decompressed offset of the first content byte */
 } zblock;
 
 /* A page section read through its decompressed offsets: identity for
- * uncompressed bytes, raw-block zstd frames otherwise. */
+ * stored bytes, raw-block zstd frames and literal-only snappy streams
+ * otherwise (both walked as blocks: a header, then content as it is). */
 typedef struct {
-    bool zstd;
+    sec_kind kind;
     uint32_t start, clen; /* the section's page offset and stored length */
     uint64_t dlen;        /* decompressed length */
-    /* zstd */
-    bool fh_ok;           /* frame header parsed */
+    /* zstd, snappy */
+    bool fh_ok;           /* frame header (zstd) or length preamble (snappy) parsed */
     uint32_t fh_len, bmax;
-    uint32_t expect;      /* blocks the section size implies (all raw) */
+    uint32_t expect;      /* blocks the section size implies (all raw, or all literals of bmax) */
     bool full;            /* walked blocks but the last are all bmax bytes */
     zblock *b;
     uint32_t nb;
@@ -223,6 +233,9 @@ st pp_reason(plan *p, bool contradicts, const char *fmt, ...)
 #define pp_real(p, ...) pp_reason(p, false, __VA_ARGS__)
 #define pp_contradiction(p, ...) pp_reason(p, true, __VA_ARGS__)
 st pp_nomem(plan *p, const char *what);
+/* The page header (p->h, p->hl), asked for until it parses; checked to
+ * fill the page with its body. */
+st pp_header_read(plan *p);
 /* Ask for [off, off+len) (clipped to the page). */
 st pp_need(plan *p, uint64_t off, uint64_t len);
 /* Ask for every unknown byte of [off, off+len); OK when all are known. */
@@ -233,10 +246,13 @@ st pp_want(plan *p, uint64_t off, uint64_t len);
 /* [start, start + clen) of the page, clen == dlen bytes stored as they are. */
 void pp_stream_identity(stream *s, uint32_t start, uint32_t clen, uint64_t dlen);
 /* p->s: the section the values are in (the whole body of a V1 page, what
- * follows the levels in a V2 page), read through zstd blocks or as is. */
-void pp_values_section(plan *p, bool zstd);
-/* Walk a zstd section's frame and block headers (asking for them); OK once
- * every block is known. */
+ * follows the levels in a V2 page), stored as kind says. */
+void pp_values_section(plan *p, sec_kind kind);
+/* The section kind of the page's codec when compressed (SEC_STORED when not). */
+sec_kind pp_section_kind(const plan *p);
+/* Walk a zstd section's frame and block headers, or a snappy stream's
+ * preamble and literal headers (asking for them); OK once every block is
+ * known. */
 st pp_stream_walk(plan *p, stream *s);
 /* Page ranges holding decompressed bytes [d, d+len) into r. */
 bool pp_stream_map(const stream *s, uint64_t d, uint64_t len, bool predict, rvec *r);
@@ -257,8 +273,8 @@ st pp_levels_read(plan *p, const stream *s);
 /* The values section (pp_values_section), walked as far as its blocks are
  * known, and its levels read: ST_OK with p->k, p->vstart and p->expect_k set
  * and *V the bytes of the values region. *walk is the walk's own answer
- * (ST_NEED while zstd blocks are still to be fetched). */
-st pp_values_open(plan *p, bool zstd, st *walk, uint64_t *V);
+ * (ST_NEED while block headers are still to be fetched). */
+st pp_values_open(plan *p, sec_kind kind, st *walk, uint64_t *V);
 /* Walk the DELTA_BINARY_PACKED lengths stream at d0 (count values) to its end. */
 st pp_delta_walk(plan *p, const stream *s, uint64_t d0, uint64_t count, uint64_t *end);
 /* Decode the lengths stream [d0, end) into prefix sums (*pre_out, malloc'd, k + 1). */
@@ -333,6 +349,9 @@ st pp_image_finish(plan *p);
 
 /* partial_read.c */
 bool pp_partial_encoding(const plan *p);
+/* A dictionary page whose referenced entries are kept (dict_page.c): the
+ * header read, then the entries. */
+st pp_run_dictionary(plan *p);
 st pp_run_partial(plan *p);
 /* synth_plain.c */
 vspec pp_values_spec(const plan *p, bool real_levels);

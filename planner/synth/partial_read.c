@@ -86,12 +86,12 @@ no:
 st pp_run_partial(plan *p)
 {
     if (!pp_partial_encoding(p) ||
-        (p->compressed && p->in->col.codec != PQ_CODEC_ZSTD))
+        (p->compressed && p->in->col.codec != PQ_CODEC_ZSTD && p->in->col.codec != PQ_CODEC_SNAPPY))
         return partial_all_null(p);
     stream *s = &p->s;
     st ws;
     uint64_t V;
-    const st os = pp_values_open(p, p->compressed, &ws, &V);
+    const st os = pp_values_open(p, pp_section_kind(p), &ws, &V);
     if (os != ST_OK)
         return os;
     const uint64_t vs = p->vstart;

@@ -1,7 +1,7 @@
 /* A page section read through its decompressed offsets: the identity for
- * uncompressed bytes, a walk of the frame and raw block headers for ZSTD
- * (predicted while the blocks are full-size, so values can be asked for
- * in the same round). */
+ * uncompressed bytes, a walk of the frame and raw block headers for ZSTD,
+ * of the literal headers for SNAPPY (both predicted while the blocks are
+ * full-size, so values can be asked for in the same round). */
 #include "page_plan_internal.h"
 
 #include "sv_grow.h"
@@ -9,28 +9,171 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An uncompressed section is complete from the start; a zstd one once its
+/* A stored section is complete from the start; the others once their
  * blocks are walked. */
-static void stream_init(stream *s, bool zstd, uint32_t start, uint32_t clen, uint64_t dlen)
+static void stream_init(stream *s, sec_kind kind, uint32_t start, uint32_t clen, uint64_t dlen)
 {
     memset(s, 0, sizeof *s);
-    s->zstd = zstd;
+    s->kind = kind;
     s->start = start;
     s->clen = clen;
     s->dlen = dlen;
-    s->complete = !zstd;
+    s->complete = kind == SEC_STORED;
 }
 
 void pp_stream_identity(stream *s, uint32_t start, uint32_t clen, uint64_t dlen)
 {
-    stream_init(s, false, start, clen, dlen);
+    stream_init(s, SEC_STORED, start, clen, dlen);
 }
 
-void pp_values_section(plan *p, bool zstd)
+void pp_values_section(plan *p, sec_kind kind)
 {
     const uint32_t sec = p->v2 ? p->hl + p->lv : p->hl;
     const uint64_t dlen = p->v2 ? (uint64_t)p->unc - p->lv : p->unc;
-    stream_init(&p->s, zstd, sec, p->total - sec, dlen);
+    stream_init(&p->s, kind, sec, p->total - sec, dlen);
+}
+
+sec_kind pp_section_kind(const plan *p)
+{
+    if (!p->compressed)
+        return SEC_STORED;
+    return p->in->col.codec == PQ_CODEC_SNAPPY ? SEC_SNAPPY : SEC_ZSTD;
+}
+
+/* ---- snappy: a length preamble, then elements; literals only ---- */
+
+/* Compressors cut their input into fragments of 64 KiB and emit an
+ * incompressible fragment as one literal: its tag and two length bytes. */
+#define SN_FRAGMENT 65536u
+#define SN_PREAMBLE_MAX 5u
+#define SN_TAG_MAX 5u
+
+/* Header bytes of a literal of n content bytes as compressors write it. */
+static uint32_t sn_literal_header_len(uint64_t n)
+{
+    const uint64_t m = n - 1;
+    return m < 60 ? 1 : m < (1u << 8) ? 2 : m < (1u << 16) ? 3 : m < (1u << 24) ? 4 : 5;
+}
+
+/* Header bytes of blocks [from, expect) predicted full-size, for the walk
+ * to ask for all at once: the last one holds what is left. */
+static void sn_ask_predicted(plan *p, const stream *s)
+{
+    uint64_t h = s->next_hdr, d = s->next_doff;
+    for (uint32_t j = s->nb; j < s->expect; j++) {
+        const uint64_t left = s->dlen - d, size = left < s->bmax ? left : s->bmax;
+        const uint32_t hl = sn_literal_header_len(size);
+        pp_need(p, h, hl);
+        h += hl + size;
+        d += size;
+    }
+}
+
+static st snappy_walk(plan *p, stream *s)
+{
+    const uint32_t end = s->start + s->clen;
+    if (!s->fh_ok) {
+        /* The preamble: the uncompressed length as a varint. */
+        const uint32_t probe = s->clen < SN_PREAMBLE_MAX + SN_TAG_MAX ? s->clen : SN_PREAMBLE_MAX + SN_TAG_MAX;
+        if (s->clen == 0)
+            return pp_real(p, "snappy: empty section");
+        const uint32_t have = pp_known_run(p->kb, s->start);
+        const uint8_t *f = have ? pp_bytes_get(p->kb, s->start, have < probe ? have : probe) : NULL;
+        uint64_t len = 0;
+        uint32_t n = 0;
+        for (bool more = true; more; n++) {
+            if (n >= SN_PREAMBLE_MAX)
+                return pp_real(p, "snappy: preamble longer than %u bytes", SN_PREAMBLE_MAX);
+            if (n >= have || n >= probe) {
+                pp_need(p, s->start, probe);
+                /* The usual layout, asked for in the same round. */
+                if (s->dlen > 0 && s->clen == ulen(s->dlen) + s->dlen +
+                                                   3ull * ((s->dlen - 1) / SN_FRAGMENT) +
+                                                   sn_literal_header_len((s->dlen - 1) % SN_FRAGMENT + 1)) {
+                    stream pred = *s;
+                    pred.next_hdr = s->start + ulen(s->dlen);
+                    pred.bmax = SN_FRAGMENT;
+                    pred.expect = (uint32_t)((s->dlen + SN_FRAGMENT - 1) / SN_FRAGMENT);
+                    if (pred.expect <= PP_MAX_BLOCKS)
+                        sn_ask_predicted(p, &pred);
+                }
+                return ST_NEED;
+            }
+            len |= (uint64_t)(f[n] & 0x7f) << (7 * n);
+            more = f[n] & 0x80;
+        }
+        if (len != s->dlen)
+            return pp_real(p, "snappy: stream holds %llu bytes, page says %llu", (unsigned long long)len,
+                           (unsigned long long)s->dlen);
+        s->fh_len = n;
+        s->bmax = SN_FRAGMENT;
+        s->fh_ok = true;
+        s->next_hdr = s->start + n;
+        s->next_doff = 0;
+        if (s->dlen == 0) {
+            if (s->next_hdr != end)
+                return pp_real(p, "snappy: %u bytes after an empty stream", end - s->next_hdr);
+            s->complete = true;
+            return ST_OK;
+        }
+        /* Literals of full fragments: the stream's size is exactly theirs. */
+        const uint64_t blocks = (s->dlen + SN_FRAGMENT - 1) / SN_FRAGMENT;
+        const uint64_t last = s->dlen - (blocks - 1) * SN_FRAGMENT;
+        s->full = blocks <= PP_MAX_BLOCKS &&
+                  (uint64_t)s->clen == n + s->dlen + 3 * (blocks - 1) + sn_literal_header_len(last);
+        s->expect = s->full ? (uint32_t)blocks : PP_MAX_BLOCKS;
+    }
+    while (!s->complete) {
+        const uint32_t pos = s->next_hdr;
+        if (pos >= end)
+            return pp_real(p, "snappy: stream ends at %llu of %llu bytes", (unsigned long long)s->next_doff,
+                           (unsigned long long)s->dlen);
+        const uint8_t *tag = pp_bytes_get(p->kb, pos, 1);
+        if (!tag) {
+            if (s->full) {
+                sn_ask_predicted(p, s);
+            } else {
+                pp_need(p, pos, end - pos < SN_TAG_MAX ? end - pos : SN_TAG_MAX);
+            }
+            return ST_NEED;
+        }
+        if ((tag[0] & 3) != 0)
+            return pp_real(p, "snappy: copy element at section byte %u", pos - s->start);
+        const uint32_t code = tag[0] >> 2;
+        const uint32_t extra = code < 60 ? 0 : code - 59;
+        if (end - pos < 1 + extra)
+            return pp_real(p, "snappy: literal header runs past the section");
+        const uint8_t *hb = pp_bytes_get(p->kb, pos, 1 + extra);
+        if (!hb) {
+            pp_need(p, pos, 1 + extra);
+            return ST_NEED;
+        }
+        uint64_t size = code < 60 ? code + 1 : 0;
+        for (uint32_t i = 0; i < extra; i++)
+            size |= (uint64_t)hb[1 + i] << (8 * i);
+        if (extra)
+            size += 1;
+        if (size > end - pos - 1 - extra)
+            return pp_real(p, "snappy: literal of %llu bytes runs past the section", (unsigned long long)size);
+        if (size > s->dlen - s->next_doff)
+            return pp_real(p, "snappy: literals hold more than %llu bytes", (unsigned long long)s->dlen);
+        if (s->nb >= PP_MAX_BLOCKS)
+            return pp_real(p, "snappy: more than %u literals", PP_MAX_BLOCKS);
+        if (!sv_grow((void **)&s->b, &s->capb, (size_t)s->nb + 1, sizeof *s->b, 8, UINT32_MAX))
+            return pp_nomem(p, "snappy literals");
+        s->b[s->nb++] = (zblock){pos, pos + 1 + extra, (uint32_t)size, s->next_doff};
+        if (s->full && (1 + extra != sn_literal_header_len(size) ||
+                        (s->next_doff + size < s->dlen && size != s->bmax)))
+            s->full = false;
+        s->next_hdr = pos + 1 + extra + (uint32_t)size;
+        s->next_doff += size;
+        if (s->next_doff == s->dlen) {
+            if (s->next_hdr != end)
+                return pp_real(p, "snappy: %u bytes after the stream", end - s->next_hdr);
+            s->complete = true;
+        }
+    }
+    return ST_OK;
 }
 
 /* Walk the frame header and the block headers known so far; ask for the
@@ -38,7 +181,9 @@ void pp_values_section(plan *p, bool zstd)
  * one). OK once every block is walked. */
 st pp_stream_walk(plan *p, stream *s)
 {
-    if (!s->zstd) {
+    if (s->kind == SEC_SNAPPY)
+        return snappy_walk(p, s);
+    if (s->kind == SEC_STORED) {
         if (s->clen != s->dlen)
             return pp_contradiction(p,
                            "layout: %u bytes stored, %llu uncompressed in an uncompressed section",
@@ -137,7 +282,7 @@ st pp_stream_walk(plan *p, stream *s)
             return pp_real(p, "zstd: more blocks than the section size allows");
         if (!sv_grow((void **)&s->b, &s->capb, (size_t)s->nb + 1, sizeof *s->b, 8, UINT32_MAX))
             return pp_nomem(p, "zstd blocks");
-        s->b[s->nb++] = (zblock){pos, size, s->next_doff};
+        s->b[s->nb++] = (zblock){pos, pos + 3, size, s->next_doff};
         s->next_hdr = pos + 3 + size;
         s->next_doff += size;
         if (s->next_doff > s->dlen)
@@ -164,10 +309,10 @@ bool pp_stream_map(const stream *s, uint64_t d, uint64_t len, bool predict, rvec
 {
     if (d > s->dlen || len > s->dlen - d)
         return false;
-    if (!s->zstd)
+    if (s->kind == SEC_STORED)
         return pp_rv_push(r, s->start + d, len);
     while (len > 0) {
-        uint32_t hdr, size;
+        uint32_t data, size;
         uint64_t doff;
         if (d < s->next_doff) {
             uint32_t lo = 0, hi = s->nb;
@@ -178,25 +323,28 @@ bool pp_stream_map(const stream *s, uint64_t d, uint64_t len, bool predict, rvec
                 else
                     hi = mid;
             }
-            hdr = s->b[lo].hdr;
+            data = s->b[lo].data;
             size = s->b[lo].size;
             doff = s->b[lo].doff;
         } else if (predict && s->fh_ok && s->full && !s->complete) {
+            /* Every block to come but the last holds bmax bytes behind a
+             * 3-byte header (zstd; a snappy literal of 64 KiB too). */
             const uint64_t idx = (d - s->next_doff) / s->bmax;
             doff = s->next_doff + idx * s->bmax;
             const uint64_t h = s->next_hdr + idx * (3ull + s->bmax);
             const uint64_t left = s->dlen - doff;
             size = left < s->bmax ? (uint32_t)left : s->bmax;
-            if (h + 3 + size > (uint64_t)s->start + s->clen)
+            const uint64_t hl = s->kind == SEC_SNAPPY ? sn_literal_header_len(size) : 3;
+            if (h + hl + size > (uint64_t)s->start + s->clen)
                 return false;
-            hdr = (uint32_t)h;
+            data = (uint32_t)(h + hl);
         } else {
             return false;
         }
         if (size == 0)
             return false;
         const uint64_t in = d - doff, take = size - in < len ? size - in : len;
-        if (!pp_rv_push(r, hdr + 3 + in, take))
+        if (!pp_rv_push(r, data + in, take))
             return false;
         d += take;
         len -= take;

@@ -38,7 +38,7 @@ st pp_run_synth_plain(plan *p)
     p->rebuilt = true;
     st ws; /* uncompressed: the walk is done at once (or contradicts the header) */
     uint64_t V;
-    const st os = pp_values_open(p, false, &ws, &V);
+    const st os = pp_values_open(p, SEC_STORED, &ws, &V);
     if (os != ST_OK)
         return os;
     const uint32_t sec = s->start;

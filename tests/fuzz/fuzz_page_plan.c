@@ -16,7 +16,9 @@
  *   0  u8  physical type (mod 8)
  *   1  u8  flags: 1 optional (max_def 1), 2 nested (max_rep 1), 4 page rows
  *          from offset 8 instead of the page header, 8 dictionary size known,
- *          16 request cost = byte 3 x 64
+ *          16 request cost = byte 3 x 64, 32 the page is a dictionary page and
+ *          the row range starts are the entries to keep (then a PP_SPARSE
+ *          image decodes to a dictionary of as many entries, those equal)
  *   2  u8  codec (mod 8)
  *   3  u8  gap_merge / 16
  *   4  u16 type_length
@@ -60,7 +62,7 @@ static int cmp_range(const void *a, const void *b)
 static bool reason_ok(const char *r)
 {
     static const char *const words[] = {"encoding:", "codec:", "nested:", "crc:",   "saving:",
-                                        "layout:",   "rounds:", "zstd:",  "levels:", "nomem:",
+                                        "layout:",   "rounds:", "zstd:",  "snappy:", "levels:", "nomem:",
                                         "verify:"};
     if (!memchr(r, 0, sizeof ((pp_result *)0)->reason))
         return false;
@@ -158,6 +160,46 @@ static void check_sparse(const pq_column_desc *col, const uint8_t *page, uint32_
     free(img);
 }
 
+/* A dictionary page's image: header as the page's but the CRC (which
+ * matches), the same entry count, the kept entries equal. */
+static void check_dictionary(const pq_column_desc *col, const uint8_t *page, uint32_t len, const pp_result *res,
+                             const uint32_t *entries, uint32_t n)
+{
+    uint8_t *img = malloc(len);
+    check(img != NULL);
+    pp_image_read(res->pieces, res->n_pieces, 0, len, img);
+    pq_page_header h, hi;
+    size_t hl, hli;
+    check(pq_page_header_parse(page, len, &h, &hl, NULL) == TC_OK);
+    check(pq_page_header_parse(img, len, &hi, &hli, NULL) == TC_OK);
+    check(hl == hli);
+    for (size_t i = 0; i < hl; i++)
+        if (!h.has_crc || i < h.crc_offset || i >= h.crc_offset + h.crc_len)
+            check(img[i] == page[i]);
+    if (h.has_crc)
+        check(hi.crc == pq_crc32(0, img + hl, len - hl));
+    pq_dict_page_info info;
+    check(pq_dict_page_info_from_header(&h, &info, NULL) == PQD_OK);
+    pq_decode_limits lim;
+    pq_decode_limits_default(&lim);
+    pq_decoder *d = pq_decoder_new(&lim);
+    check(d != NULL);
+    pq_dictionary a = {0}, b = {0};
+    check(pq_decode_dictionary(d, col, &info, img + hl, len - hl, &b, NULL) == PQD_OK);
+    if (pq_decode_dictionary(d, col, &info, page + hl, len - hl, &a, NULL) == PQD_OK) {
+        check(a.count == b.count && a.width == b.width && a.width > 0);
+        for (uint32_t i = 0; i < n; i++)
+            check(entries[i] < a.count &&
+                  memcmp((const uint8_t *)a.values + (size_t)entries[i] * a.width,
+                         (const uint8_t *)b.values + (size_t)entries[i] * b.width, a.width) == 0);
+    }
+    check(res->selected_values == n);
+    pq_dictionary_free(&a);
+    pq_dictionary_free(&b);
+    pq_decoder_free(d);
+    free(img);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -187,10 +229,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (rows < 0 || rows > (1 << 20))
         rows = 1;
-    pq_page pg = {.offset = 0, .total_size = len, .first_row = 0, .num_rows = rows,
-                  .is_data = true, .compressed_size = -1, .uncompressed_size = -1,
+    const bool dictionary = flags & 32;
+    pq_page pg = {.offset = 0, .total_size = len, .first_row = dictionary ? -1 : 0, .num_rows = dictionary ? -1 : rows,
+                  .is_data = !dictionary, .compressed_size = -1, .uncompressed_size = -1,
                   .num_values = -1, .num_nulls = -1, .page_type = -1, .encoding = -1};
-    pq_page_map pm = {.pages = &pg, .n_pages = 1, .n_data_pages = 1, .dict_page = -1,
+    pq_page_map pm = {.pages = &pg, .n_pages = 1, .n_data_pages = dictionary ? 0 : 1, .dict_page = dictionary ? 0 : -1,
                       .has_offset_index = true, .type = col.type, .type_length = col.type_length,
                       .codec = (pq_codec)col.codec, .max_def = col.max_def,
                       .max_rep = col.max_rep, .chunk_len = len, .num_values = rows,
@@ -214,7 +257,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         sel[m++] = sel[i];
     }
-    const pp_input in = {.pm = &pm, .page = 0, .col = col, .rows = sel, .n_rows = m,
+    /* Dictionary pages: the selected ranges' starts, distinct, as entries. */
+    uint32_t entries[16], n_entries = 0;
+    for (uint32_t i = 0; dictionary && i < m; i++)
+        entries[n_entries++] = sel[i].off;
+    const pp_input in = {.pm = &pm, .page = 0, .col = col, .rows = dictionary ? NULL : sel, .n_rows = dictionary ? 0 : m,
+                         .dictionary = dictionary, .dict_entries = entries, .n_dict_entries = n_entries,
                          .gap_merge = (uint32_t)data[3] * 16, .min_saving = data[6] / 256.0,
                          .dict_values = (flags & 8) ? 1 + data[3] : 0,
                          .request_cost = (flags & 16) ? (uint32_t)data[3] * 64 : 0};
@@ -246,7 +294,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check(res.n_pieces == 0 && res.n_need == 0);
     } else {
         check(res.outcome == PP_SPARSE);
-        check_sparse(&col, page, len, &res, sel, m);
+        if (dictionary)
+            check_dictionary(&col, page, len, &res, entries, n_entries);
+        else
+            check_sparse(&col, page, len, &res, sel, m);
         if (m > 0 && !res.synthesized)
             check((double)res.fetched <= (1.0 - in.min_saving) * len + 1e-6);
     }

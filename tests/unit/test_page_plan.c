@@ -18,6 +18,8 @@
 
 #include "fixture_files.h"
 
+#define PATCH_MAX_BYTES_FOR_TESTS 8u /* bytes a CRC patch may set (page_plan_internal.h) */
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd64(void)
@@ -689,6 +691,57 @@ Test(plan, zstd_raw_blocks_straddling_values)
     }
 }
 
+Test(plan, snappy_literal_streams)
+{
+    /* A compressor emits incompressible values (random doubles) as one
+     * literal per 64 KiB fragment: literal headers are predicted like
+     * full-size zstd blocks, values read in part in two or three rounds. */
+    for (int v2 = 0; v2 < 2; v2++)
+        for (int opt = 0; opt < 2; opt++) {
+            page_spec ps = {0};
+            ps.col = cdesc(PQ_DOUBLE, 0, (uint16_t)opt, PQ_CODEC_SNAPPY);
+            ps.h = (hdr_spec){.v2 = v2, .enc = PQ_ENC_PLAIN, .is_compressed = true, .crc = v2};
+            ps.z = Z_SNAPPY;
+            uint8_t *def = NULL;
+            /* V1 compresses the levels with the values: random nulls make
+             * copies there (real: see below); a nullable column without nulls
+             * has one run of levels. */
+            if (opt)
+                def = random_optional(&ps, 30000, v2 ? 10 : 0, 8);
+            else {
+                ps.n = 30000;
+                random_values(&ps.values, ps.n, 8);
+            }
+            built_page bp;
+            build_page(&ps, &bp);
+            pp_range rows[5] = {{5, 1}, {130, 7}, {8191, 2}, {16384, 1}, {29999, 1}};
+            loop_out lo;
+            plan_rows(&bp, &ps.col, rows, 5, &lo);
+            char what[64];
+            snprintf(what, sizeof what, "snappy literals v%d opt%d", v2 + 1, opt);
+            cr_assert_eq(lo.res.outcome, PP_SPARSE, "%s: %s", what, lo.res.reason);
+            check_image(&ps.col, bp.data, bp.len, &lo.res, rows, 5, NULL, what);
+            cr_assert_leq(lo.rounds, 3, "%s", what);
+            cr_assert_lt(lo.fetched, bp.len / 8, "%s", what);
+            pp_result_free(&lo.res);
+            free(bp.data);
+
+            /* Compressible values: the stream holds copies, the page is real. */
+            tb_free(&ps.values);
+            const uint32_t k = opt ? count_present(def, ps.n) : ps.n;
+            for (uint32_t i = 0; i < k; i++)
+                tb_le64(&ps.values, i / 16);
+            build_page(&ps, &bp);
+            plan_rows(&bp, &ps.col, rows, 5, &lo);
+            cr_assert_eq(lo.res.outcome, PP_REAL, "%s", what);
+            expect_reason(&lo, "snappy:");
+            pp_result_free(&lo.res);
+            free(bp.data);
+            tb_free(&ps.values);
+            free(def);
+        }
+}
+
 Test(plan, zstd_rounds_limit)
 {
     /* Many small raw blocks of irregular sizes: one header learned per
@@ -1344,4 +1397,188 @@ Test(fixtures, spark_crc_pages_partial)
     fixture_sweep("spark_crc_uncompressed.parquet", &st);
     cr_assert_eq(st.crc_pages, st.pages);
     cr_assert_gt(st.crc_sparse, st.pages / 3, "%d of %d", st.crc_sparse, st.pages);
+}
+
+/* ------------------------------------------------------------------ */
+/* dictionary pages                                                    */
+/* ------------------------------------------------------------------ */
+
+/* A dictionary page of `count` entries (values: count x w bytes) stored as
+ * z says, with a CRC when crc; its page map holds it as page 0. */
+static void build_dict_page(const tbuf *values, uint32_t count, pq_column_desc col, zmode z, bool crc,
+                            built_page *out)
+{
+    tbuf body = {0}, hdr = {0};
+    if (z == Z_SNAPPY) {
+        size_t cl = snappy_max_compressed_length(values->len);
+        tb_reserve(&body, cl);
+        cr_assert_eq(snappy_compress((const char *)values->p, values->len, (char *)body.p, &cl), SNAPPY_OK);
+        body.len = cl;
+    } else if (z == Z_RAW) {
+        zstd_raw_frame(&body, values->p, values->len, NULL);
+    } else {
+        tb_put(&body, values->p, values->len);
+    }
+    int16_t last = 0, l2 = 0;
+    th_i32(&hdr, &last, 1, PQ_PAGE_DICTIONARY);
+    th_i32(&hdr, &last, 2, (int32_t)values->len);
+    th_i32(&hdr, &last, 3, (int32_t)body.len);
+    if (crc)
+        th_i32(&hdr, &last, 4, (int32_t)pq_crc32(0, body.p, body.len));
+    th_field(&hdr, &last, 7, 12);
+    th_i32(&hdr, &l2, 1, (int32_t)count);
+    th_i32(&hdr, &l2, 2, PQ_ENC_PLAIN);
+    tb_u8(&hdr, 0);
+    tb_u8(&hdr, 0);
+    out->hl = (uint32_t)hdr.len;
+    out->len = (uint32_t)(hdr.len + body.len);
+    out->data = malloc(out->len);
+    memcpy(out->data, hdr.p, hdr.len);
+    memcpy(out->data + hdr.len, body.p, body.len);
+    tb_free(&body);
+    tb_free(&hdr);
+    memset(&out->pg, 0, sizeof out->pg);
+    out->pg.total_size = out->len;
+    out->pg.first_row = -1;
+    out->pg.num_rows = -1;
+    out->pg.compressed_size = -1;
+    out->pg.encoding = -1;
+    memset(&out->pm, 0, sizeof out->pm);
+    out->pm.pages = &out->pg;
+    out->pm.n_pages = 1;
+    out->pm.dict_page = 0;
+    out->pm.has_offset_index = true;
+    out->pm.type = col.type;
+    out->pm.type_length = col.type_length;
+    out->pm.codec = (pq_codec)col.codec;
+    out->pm.max_def = col.max_def;
+    out->pm.chunk_len = out->len;
+}
+
+/* Plan the dictionary page keeping entries; check the image against the
+ * real page: same size, header but the CRC, the kept entries equal, the
+ * others zero, and the CRC right. */
+static void check_dict_plan(const built_page *bp, pq_column_desc col, const uint32_t *entries, uint32_t n,
+                            uint32_t w, loop_out *lo, const char *what)
+{
+    pp_input in = {.pm = &bp->pm, .page = 0, .col = col, .min_saving = 0.25, .dictionary = true,
+                   .dict_entries = entries, .n_dict_entries = n};
+    plan_loop(&in, bp->data, bp->len, lo);
+    if (lo->res.outcome != PP_SPARSE)
+        return;
+    cr_assert_eq(lo->res.selected_values, n, "%s", what);
+    uint8_t *img = malloc(bp->len);
+    pp_image_read(lo->res.pieces, lo->res.n_pieces, 0, bp->len, img);
+    /* The image decodes as a dictionary of the same entry count, the kept entries real. */
+    pq_page_header h;
+    size_t hl;
+    tc_error e;
+    cr_assert_eq(pq_page_header_parse(img, bp->len, &h, &hl, &e), TC_OK, "%s", what);
+    cr_assert_eq(hl, bp->hl);
+    if (h.has_crc)
+        cr_assert_eq(h.crc, pq_crc32(0, img + hl, bp->len - hl), "%s: CRC", what);
+    pq_dict_page_info info;
+    pqd_error de;
+    cr_assert_eq(pq_dict_page_info_from_header(&h, &info, &de), PQD_OK);
+    pq_decode_limits lim;
+    pq_decode_limits_default(&lim);
+    pq_decoder *dec = pq_decoder_new(&lim);
+    pq_dictionary got = {0}, real = {0};
+    cr_assert_eq(pq_decode_dictionary(dec, &col, &info, img + hl, bp->len - hl, &got, &de), PQD_OK, "%s: %s",
+                 what, de.msg);
+    cr_assert_eq(pq_decode_dictionary(dec, &col, &info, bp->data + hl, bp->len - hl, &real, &de), PQD_OK);
+    cr_assert_eq(got.count, real.count);
+    uint32_t nonzero_unkept = 0;
+    for (uint32_t k = 0, i = 0; k < real.count; k++) {
+        const uint8_t *g = (const uint8_t *)got.values + (size_t)k * w, *r = (const uint8_t *)real.values + (size_t)k * w;
+        if (i < n && entries[i] == k) {
+            cr_assert(memcmp(g, r, w) == 0, "%s: entry %u", what, k);
+            i++;
+        } else {
+            /* zero, or real (fetched with the header probe) */
+            for (uint32_t b = 0; b < w; b++)
+                nonzero_unkept += g[b] != 0 && g[b] != r[b];
+        }
+    }
+    cr_assert_leq(nonzero_unkept, PATCH_MAX_BYTES_FOR_TESTS, "%s: entries not kept are zero or real (but CRC patch bytes)",
+                  what);
+    pq_dictionary_free(&got);
+    pq_dictionary_free(&real);
+    pq_decoder_free(dec);
+    free(img);
+}
+
+Test(plan, dictionary_pages_keep_the_referenced_entries)
+{
+    static const zmode modes[] = {Z_NONE, Z_RAW, Z_SNAPPY};
+    static const int codecs[] = {PQ_CODEC_UNCOMPRESSED, PQ_CODEC_ZSTD, PQ_CODEC_SNAPPY};
+    const uint32_t count = 120000; /* 960,000 bytes of doubles: 15 snappy literals */
+    uint32_t entries[] = {0, 1, 2, 777, 65535, 65536, 99999, 119999};
+    const uint32_t n = sizeof entries / sizeof entries[0];
+    for (int m = 0; m < 3; m++)
+        for (int crc = 0; crc < 2; crc++) {
+            tbuf v = {0};
+            random_values(&v, count, 8);
+            pq_column_desc col = cdesc(PQ_DOUBLE, 0, 1, codecs[m]);
+            built_page bp;
+            build_dict_page(&v, count, col, modes[m], crc, &bp);
+            loop_out lo;
+            char what[64];
+            snprintf(what, sizeof what, "dictionary codec %d crc %d", codecs[m], crc);
+            check_dict_plan(&bp, col, entries, n, 8, &lo, what);
+            cr_assert_eq(lo.res.outcome, PP_SPARSE, "%s: %s", what, lo.res.reason);
+            cr_assert_leq(lo.rounds, 2, "%s: header, then entries and block headers at once", what);
+            cr_assert_lt(lo.fetched, 8 * 1024, "%s: %llu bytes", what, (unsigned long long)lo.fetched);
+            pp_result_free(&lo.res);
+            free(bp.data);
+
+            /* A dictionary that compresses (copies in the snappy stream) is real. */
+            if (modes[m] == Z_SNAPPY) {
+                tb_free(&v);
+                for (uint32_t i = 0; i < count; i++)
+                    tb_le64(&v, i / 64);
+                build_dict_page(&v, count, col, modes[m], crc, &bp);
+                check_dict_plan(&bp, col, entries, n, 8, &lo, what);
+                cr_assert_eq(lo.res.outcome, PP_REAL);
+                expect_reason(&lo, "snappy:");
+                pp_result_free(&lo.res);
+                free(bp.data);
+            }
+            tb_free(&v);
+        }
+}
+
+Test(plan, dictionary_pages_refuse_what_they_cannot_keep)
+{
+    tbuf v = {0};
+    random_values(&v, 1000, 8);
+    pq_column_desc col = cdesc(PQ_INT64, 0, 0, PQ_CODEC_UNCOMPRESSED);
+    built_page bp;
+    build_dict_page(&v, 1000, col, Z_NONE, false, &bp);
+    loop_out lo;
+    /* An entry past the dictionary: the caller's indices contradict the page. */
+    uint32_t past[] = {3, 1000};
+    check_dict_plan(&bp, col, past, 2, 8, &lo, "past");
+    cr_assert_eq(lo.res.outcome, PP_REAL);
+    cr_assert(lo.res.contradicts_file);
+    pp_result_free(&lo.res);
+    /* Most entries referenced: no saving. */
+    uint32_t *most = malloc(900 * sizeof *most);
+    for (uint32_t i = 0; i < 900; i++)
+        most[i] = i;
+    check_dict_plan(&bp, col, most, 900, 8, &lo, "most");
+    cr_assert_eq(lo.res.outcome, PP_REAL);
+    expect_reason(&lo, "saving:");
+    pp_result_free(&lo.res);
+    free(most);
+    /* The wrong entry count for the body. */
+    free(bp.data);
+    build_dict_page(&v, 999, col, Z_NONE, false, &bp);
+    uint32_t one[] = {5};
+    check_dict_plan(&bp, col, one, 1, 8, &lo, "count");
+    cr_assert_eq(lo.res.outcome, PP_REAL);
+    expect_reason(&lo, "layout:");
+    pp_result_free(&lo.res);
+    free(bp.data);
+    tb_free(&v);
 }
