@@ -511,11 +511,13 @@ def test_zz_matrix_exercised():
 
     summary = {kind: count(lambda k, c: True, kind) for kind in ("real", "partial", "synth")}
     print("page outcomes:", summary, "readers:", dict(READERS))
-    # Partial pages: PLAIN fixed width, uncompressed and zstd raw blocks, V1 and V2.
+    # Partial pages: PLAIN fixed width, uncompressed and zstd raw blocks, V1 and V2,
     for codec in ("none", "zstd"):
         for ver in ("1.0", "2.0"):
             assert count(lambda k, c: k == f"pa:plain:{codec}:{ver}" and c in ("c_int64", "c_double"),
                          "partial") > 0, (codec, ver)
+    # and snappy literals (the pairwise matrix holds plain snappy pages of one version).
+    assert count(lambda k, c: k.startswith("pa:plain:snappy:") and c in ("c_int64", "c_double"), "partial") > 0
     assert count(lambda k, c: k.startswith("pa:delta:none") and c == "c_string", "partial") > 0
     assert count(lambda k, c: k.startswith("pa:bss:") and c == "c_double", "partial") > 0
     # Synthesized pages for every encoding family, uncompressed and zstd.
