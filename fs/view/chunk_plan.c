@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cost_model.h"
+#include "dict_refs.h"
 #include "header_walk.h"
 #include "log.h"
 #include "page_map_cache.h"
@@ -21,7 +22,15 @@ typedef struct {
     pp_result res;
     bool done;
     page_reason why_real; /* when it is served real without a planner verdict */
+    /* The chunk's dictionary page, keeping the entries its selected rows
+     * reference (owned, sorted). */
+    bool dictionary;
+    uint32_t *entries;
+    uint32_t n_entries;
 } page_job;
+
+/* Dictionary pages this small are read whole: the entries' round does not pay. */
+#define DICT_PLAN_MIN (64u << 10)
 
 typedef object_range fetch_span; /* a file range and the buffer it is fetched into */
 
@@ -53,7 +62,11 @@ static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
         vp->n_pieces = j->res.n_pieces;
         j->res.pieces = NULL;
         j->res.n_pieces = 0;
-        if (j->res.synthesized) {
+        if (j->dictionary) {
+            vt->dict_pages_sparse++;
+            vt->dict_entries_kept += j->res.selected_values;
+            vt->dict_entries += j->res.dict_entries;
+        } else if (j->res.synthesized) {
             vt->pages_synth++;
             vt->pages[PAGE_SYNTHESIZED]++;
         } else {
@@ -113,6 +126,23 @@ typedef struct {
 static plan_estimate estimate_page(const pq_page *pg, const page_job *j, uint32_t gap_merge)
 {
     plan_estimate e = {pg->total_size < PP_HEADER_PROBE ? pg->total_size : PP_HEADER_PROBE, 1, 1};
+    if (j->dictionary) {
+        /* The referenced entries, runs closer than gap_merge read as one
+         * (entries taken as 8 bytes; the planner weighs the real widths). */
+        uint64_t bytes = 0, requests = 0;
+        for (uint32_t i = 0; i < j->n_entries; i++) {
+            const uint64_t gap = i ? (uint64_t)(j->entries[i] - j->entries[i - 1] - 1) * 8 : UINT64_MAX;
+            if (gap >= gap_merge)
+                requests++;
+            else
+                bytes += gap;
+            bytes += 8;
+        }
+        e.bytes += bytes < pg->total_size ? bytes : pg->total_size;
+        e.requests += requests;
+        e.rounds = 2; /* header, then entries (and literal headers) */
+        return e;
+    }
     if (j->n_rows == 0)
         return e; /* synthesized: the header (and levels) only */
     const double per_row = (double)pg->total_size / (double)pg->num_rows;
@@ -389,6 +419,128 @@ static void seed_from_walk(const pq_header_walk *walks, const bool *walked, cons
     (void)pp_bytes_put(known, 0, win->bytes, len); /* out of memory: the planner asks for it */
 }
 
+/* Whether a chunk's dictionary page may be kept in part: fixed-width
+ * entries, a codec the planner reads through, rows selected, and big enough
+ * for the entries' round to pay. */
+static bool dict_candidate(const vchunk *ch, const pq_leaf *lf, int32_t codec, const row_ranges *sel,
+                           const pq_page *pg, uint32_t rc)
+{
+    if (ch->pm.dict_page < 0 || pg != &ch->pm.pages[ch->pm.dict_page] || sel->n == 0)
+        return false;
+    switch (lf->type) {
+    case PQ_INT32: case PQ_INT64: case PQ_INT96: case PQ_FLOAT: case PQ_DOUBLE: case PQ_FIXED_LEN_BYTE_ARRAY: break;
+    default: return false;
+    }
+    if (codec != PQ_CODEC_UNCOMPRESSED && codec != PQ_CODEC_ZSTD && codec != PQ_CODEC_SNAPPY)
+        return false;
+    return pg->total_size >= DICT_PLAN_MIN && pp_worth_planning(pg->total_size, true, rc, COST_MIN_SAVING);
+}
+
+/* Serve the dictionary page of chunk ch real, as any page that is not data. */
+static void dict_page_real(const vchunk *ch, bool early, const row_ranges *sel, view_counters *vt,
+                           fetch_span **reals, size_t *nreals, size_t *capreals)
+{
+    const pq_page *pg = &ch->pm.pages[ch->pm.dict_page];
+    vt->pages_real++;
+    vt->pages[PAGE_NOT_DATA]++;
+    vt->bytes_fetched += pg->total_size;
+    if (early && sel->n > 0 && sv_grow((void **)reals, capreals, *nreals + 1, sizeof **reals, 64, SIZE_MAX / 64))
+        (*reals)[(*nreals)++] = (fetch_span){pg->offset, pg->total_size, NULL};
+}
+
+/* The dictionary pages of the candidate chunks: their data pages with
+ * selected rows are read through the block cache (the reader reads them
+ * next, real), decoded for the entries those rows reference, and each
+ * dictionary page becomes a job keeping them. Any doubt (a page that does
+ * not read or decode, no memory): the dictionary page is real. */
+static void dictionary_jobs(const view_env *env, const object_ref *o, const view_file *vf, vchunk *const *chs,
+                            const size_t *cands, size_t ncands, bool early, view_counters *vt, page_job **jobs,
+                            size_t *njobs, size_t *capjobs, fetch_span **reals, size_t *nreals, size_t *capreals,
+                            const sv_cancel *tok)
+{
+    object_io *io = env->plain->io;
+    const pq_file_meta *m = vf->meta;
+    /* Every data page with selected rows, of every candidate, is asked for at once. */
+    for (size_t c = 0; c < ncands; c++) {
+        const vchunk *ch = chs[cands[c]];
+        const row_ranges *sel = &vf->sel[ch->rg];
+        for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
+            const pq_page *pg = &ch->pm.pages[p];
+            if (pg->is_data && pg->first_row >= 0 && pg->num_rows > 0 &&
+                row_ranges_count_in(sel, (uint64_t)pg->first_row, (uint64_t)(pg->first_row + pg->num_rows)))
+                object_prefetch(io, o, pg->offset, pg->offset + pg->total_size, 0, true);
+        }
+    }
+    for (size_t c = 0; c < ncands; c++) {
+        vchunk *ch = chs[cands[c]];
+        const row_ranges *sel = &vf->sel[ch->rg];
+        const pq_leaf *lf = &m->leaves[ch->col];
+        const pq_column_desc col = {lf->type, lf->type_length, lf->max_def, lf->max_rep,
+                                    m->row_groups[ch->rg].columns[ch->col].codec};
+        dict_refs refs = {0};
+        bool ok = true;
+        for (uint32_t p = 0; ok && p < ch->pm.n_pages; p++) {
+            const pq_page *pg = &ch->pm.pages[p];
+            if (!pg->is_data)
+                continue;
+            if (pg->first_row < 0 || pg->num_rows <= 0) {
+                ok = false; /* rows unknown: which entries they use is unknown */
+                break;
+            }
+            const uint64_t a = (uint64_t)pg->first_row, e = a + (uint64_t)pg->num_rows;
+            if (!row_ranges_count_in(sel, a, e))
+                continue;
+            row_ranges pr = {0};
+            pp_range *rows = NULL;
+            uint8_t *buf = NULL;
+            const bool reserved = partial_memory_reserve(vf->mem, pg->total_size);
+            ok = reserved && row_ranges_slice(sel, a, e, &pr) && (rows = malloc(pr.n * sizeof *rows)) &&
+                 (buf = malloc(pg->total_size)) &&
+                 object_read(io, o, pg->offset, pg->total_size, buf, tok) == (ssize_t)pg->total_size;
+            for (size_t r = 0; ok && r < pr.n; r++)
+                rows[r] = (pp_range){(uint32_t)pr.r[r].start, (uint32_t)(pr.r[r].end - pr.r[r].start)};
+            if (ok) {
+                const dict_refs_status st =
+                    dict_refs_add_page(&refs, &col, buf, pg->total_size, pg->num_rows, rows, (uint32_t)pr.n);
+                ok = st == DR_OK || st == DR_NOT_DICT;
+                if (!ok)
+                    log_debug("%s: chunk rg %u column %s: data page at %llu gives no entries: dictionary real",
+                              vf->relpath, ch->rg, lf->path, (unsigned long long)pg->offset);
+            }
+            free(buf);
+            free(rows);
+            row_ranges_free(&pr);
+            if (reserved)
+                partial_memory_release(vf->mem, pg->total_size);
+        }
+        dict_refs_finish(&refs);
+        const uint32_t dp = (uint32_t)ch->pm.dict_page;
+        page_job *j = NULL;
+        if (ok && refs.n <= UINT32_MAX &&
+            sv_grow((void **)jobs, capjobs, *njobs + 1, sizeof **jobs, 64, SIZE_MAX / 256)) {
+            j = &(*jobs)[*njobs];
+            memset(j, 0, sizeof *j);
+            j->ch = ch;
+            j->page = dp;
+            j->dictionary = true;
+            j->known = pp_bytes_new(ch->pm.pages[dp].total_size);
+            j->entries = refs.v;
+            j->n_entries = (uint32_t)refs.n;
+            refs.v = NULL;
+        }
+        if (j && j->known) {
+            (*njobs)++;
+        } else {
+            if (j) {
+                free(j->entries);
+                j = NULL;
+            }
+            dict_page_real(ch, early, sel, vt, reals, nreals, capreals);
+        }
+        dict_refs_free(&refs);
+    }
+}
+
 /* Plan the given chunks (claimed by this thread: state CH_PLANNING). early:
  * the reader is expected to read them (columns the hint names), so pages
  * found real before any round are fetched during the rounds, not after. */
@@ -413,6 +565,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     const uint32_t gap_merge = cost_gap_merge(rc, COST_GAP_MERGE_MIN);
     const uint64_t fetch_merge = cost_gap_merge(rc, COST_FETCH_MERGE_MIN);
     bool *walked = calloc(n ? n : 1, sizeof *walked), *no_seed = calloc(n ? n : 1, sizeof *no_seed);
+    size_t *dcands = NULL, ndcands = 0, capdcands = 0; /* chunks whose dictionary page may be kept in part */
     pq_header_walk *walks = NULL;
     if (walked && no_seed && vf->selection == SEL_DONE && cost_link_allows_partial(&link))
         walks = walk_headers(env, o, vf, chs, n, walked, no_seed, &link, &tok, &plan_bytes, &plan_requests);
@@ -491,6 +644,12 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
             const pq_page *pg = &ch->pm.pages[p];
             ch->pages[p].kind = VP_REAL;
+            if (!pg->is_data && dict_candidate(ch, lf, cc->codec, sel, pg, rc)) {
+                if (sv_grow((void **)&dcands, &capdcands, ndcands + 1, sizeof *dcands, 16, SIZE_MAX / 64)) {
+                    dcands[ndcands++] = k; /* its entries are known once its data pages are read */
+                    continue;
+                }
+            }
             if (!pg->is_data || pg->first_row < 0 || pg->num_rows <= 0) {
                 vt->pages_real++;
                 vt->pages[PAGE_NOT_DATA]++;
@@ -548,6 +707,9 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         }
     }
     free_walks(walks, n);
+    dictionary_jobs(env, o, vf, chs, dcands, ndcands, early, vt, &jobs, &njobs, &capjobs, &reals, &nreals,
+                    &capreals, &tok);
+    free(dcands);
     /* The --request-cost override keeps the per-page model (rounds free). */
     if (njobs > 0 && link.source == COST_SOURCE_PROFILE && !file_plan_pays(&link, vf, jobs, njobs, gap_merge)) {
         /* Every candidate page is read whole; its chunk counts as file_cost. */
@@ -605,6 +767,9 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 .gap_merge = gap_merge,
                 .min_saving = COST_MIN_SAVING,
                 .request_cost = rc,
+                .dictionary = j->dictionary,
+                .dict_entries = j->entries,
+                .n_dict_entries = j->n_entries,
             };
             pp_result_free(&j->res);
             pp_plan(&in, j->known, &j->res);
@@ -710,6 +875,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         }
         pp_bytes_free(jobs[i].known);
         free(jobs[i].rows);
+        free(jobs[i].entries);
     }
     free(jobs);
     free(walked);

@@ -15,6 +15,9 @@ void view_counters_add(view_counters *to, const view_counters *add)
     to->bytes_fetched += add->bytes_fetched;
     to->ordinary_bytes += add->ordinary_bytes;
     to->requests += add->requests;
+    to->dict_pages_sparse += add->dict_pages_sparse;
+    to->dict_entries_kept += add->dict_entries_kept;
+    to->dict_entries += add->dict_entries;
     for (int i = 0; i < CHUNK_REASONS; i++)
         to->chunks[i] += add->chunks[i];
     for (int i = 0; i < PAGE_REASONS; i++)
@@ -44,6 +47,9 @@ static int put_counters(json_t *o, const view_counters *c)
            json_object_set_new(o, "bytes_fetched", json_integer((json_int_t)c->bytes_fetched)) |
            json_object_set_new(o, "ordinary_bytes", json_integer((json_int_t)c->ordinary_bytes)) |
            json_object_set_new(o, "requests", json_integer((json_int_t)c->requests)) |
+           json_object_set_new(o, "dictionary_pages_partial", json_integer((json_int_t)c->dict_pages_sparse)) |
+           json_object_set_new(o, "dictionary_entries_fetched", json_integer((json_int_t)c->dict_entries_kept)) |
+           json_object_set_new(o, "dictionary_entries", json_integer((json_int_t)c->dict_entries)) |
            json_object_set_new(o, "chunk_reasons", reason_object(c->chunks, CHUNK_REASONS, chunk_word)) |
            json_object_set_new(o, "page_reasons", reason_object(c->pages, PAGE_REASONS, page_word));
 }

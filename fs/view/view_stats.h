@@ -15,6 +15,9 @@ typedef struct {
     uint64_t bytes_fetched;  /* bytes the plans fetch or leave to fetch real */
     uint64_t ordinary_bytes; /* what the plain path would fetch for the same chunks */
     uint64_t requests;       /* requests of the planning rounds */
+    uint64_t dict_pages_sparse;  /* dictionary pages served keeping only the entries selected rows use */
+    uint64_t dict_entries_kept;  /* their entries fetched (kept real) */
+    uint64_t dict_entries;       /* their entries in all */
     uint64_t chunks[CHUNK_REASONS]; /* column chunks by why they were served so */
     uint64_t pages[PAGE_REASONS];   /* data pages of planned chunks, by reason */
 } view_counters;

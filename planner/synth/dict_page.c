@@ -95,6 +95,7 @@ st pp_run_dictionary(plan *p)
     if (h->has_crc)
         dict_patch_bytes(p, s, count);
     p->k_sel = in->n_dict_entries;
+    p->out->dict_entries = count;
     if (!pp_pieces_known(p, 0, p->total))
         return pp_nomem(p, "pieces");
     return pp_image_finish(p);

@@ -122,6 +122,7 @@ typedef struct {
     uint64_t fetched;      /* real bytes the plan fetched in all (pp_bytes_total at the end) */
     uint32_t selected_values; /* non-null values of selected rows kept real; dictionary
                                  pages: entries kept real */
+    uint32_t dict_entries;    /* dictionary pages (PP_SPARSE): entries in the page */
 } pp_result;
 
 void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out);

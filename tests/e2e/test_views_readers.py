@@ -41,6 +41,9 @@ LAYOUTS = [
     L("plain_snappy_v1", codec="snappy", page_size=256 << 10),
     L("dict_snappy_v1", encoding="dict", codec="snappy", incompressible=False, page_size=1 << 20),
     L("dict_none_v2_req", encoding="dict", page_version="2.0", page_size=4 << 10, nullable=False),
+    # random values: dictionary pages of 64-128 KiB, kept in part (only the entries selected rows use)
+    L("dict_snappy_v1_rand", encoding="dict", codec="snappy", page_size=16 << 10),
+    L("dict_none_v1_crc", encoding="dict", checksum=True, page_size=32 << 10, nullable=False),
     L("delta_none_v1", encoding="delta", page_size=32 << 10),
     L("delta_zstd_v2", encoding="delta", codec="zstd", page_version="2.0", page_size=64 << 10),
     L("plain_none_v1_noindex", page_index=False, nullable=False, page_size=16 << 10),
@@ -65,6 +68,8 @@ PLAN = {
     "plain_snappy_v1": ["one", "rows_where"],
     "dict_snappy_v1": ["0.1%", "50%", "rows_scattered"],
     "dict_none_v2_req": ["one", "in", "rows_clustered"],
+    "dict_snappy_v1_rand": ["0.01%", "1%", "rows_scattered", "cols"],
+    "dict_none_v1_crc": ["one", "0.1%", "rows_where"],
     "delta_none_v1": ["0.1%", "clustered", "rows_scattered"],
     "delta_zstd_v2": ["one", "1%"],
     "plain_none_v1_noindex": ["0.1%", "rows_clustered"],
@@ -575,3 +580,7 @@ def test_views_synthesize_and_still_agree(matrix, mount):
                if n > 0 and name in TALLY.synth and TALLY.synth[name] == 0]
     assert not missing, f"eligible layouts where no case synthesized a page: {missing} " \
                         f"(tally {TALLY.synth}, eligible {TALLY.eligible})"
+    # Large dictionaries of fixed-width random values are kept in part.
+    for name in ("dict_snappy_v1_rand", "dict_none_v1_crc"):
+        if name in TALLY.dict_pages:
+            assert TALLY.dict_pages[name] > 0, f"{name}: no dictionary page kept in part: {TALLY.dict_pages}"

@@ -388,6 +388,8 @@ class Tally:
     synth: dict = field(default_factory=dict)
     eligible: dict = field(default_factory=dict)
     bytes_differ: list = field(default_factory=list)
+    dict_pages: dict = field(default_factory=dict)  # dictionary pages kept in part
 
     def add(self, layout: str, stats: dict):
         self.synth[layout] = self.synth.get(layout, 0) + synthesized(stats)
+        self.dict_pages[layout] = self.dict_pages.get(layout, 0) + stats.get("dictionary_pages_partial", 0)

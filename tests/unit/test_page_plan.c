@@ -5,6 +5,7 @@
  * reader would see it: same size, header bytes unchanged but for the CRC
  * (recomputed over the image body), decodes with pq_decode_data_page to the
  * same levels and the same values at the selected rows. */
+#include "dict_refs.h"
 #include "page_plan.h"
 #include "pq_test_encode.h"
 
@@ -1581,4 +1582,73 @@ Test(plan, dictionary_pages_refuse_what_they_cannot_keep)
     pp_result_free(&lo.res);
     free(bp.data);
     tb_free(&v);
+}
+
+Test(plan, dictionary_references_of_selected_rows)
+{
+    /* Known indices, some rows null: the selected rows' non-null values'
+     * indices, in any codec and page version. */
+    static const zmode modes[] = {Z_NONE, Z_SNAPPY, Z_COMPRESSED};
+    static const int codecs[] = {PQ_CODEC_UNCOMPRESSED, PQ_CODEC_SNAPPY, PQ_CODEC_ZSTD};
+    for (int m = 0; m < 3; m++)
+        for (int v2 = 0; v2 < 2; v2++) {
+            const uint32_t n = 5000;
+            page_spec ps = {0};
+            ps.col = cdesc(PQ_INT64, 0, 1, codecs[m]);
+            ps.h = (hdr_spec){.v2 = v2, .enc = PQ_ENC_RLE_DICTIONARY, .is_compressed = true};
+            ps.z = modes[m];
+            ps.n = n;
+            uint8_t *def = random_levels(n, 20);
+            ps.def = def;
+            const uint32_t k = count_present(def, n);
+            uint64_t *idx = malloc((k + 1) * sizeof *idx);
+            for (uint32_t i = 0; i < k; i++)
+                idx[i] = rnd64() % 1000;
+            tb_u8(&ps.values, 10);
+            tb_hybrid(&ps.values, idx, k, 10, 8);
+            built_page bp;
+            build_page(&ps, &bp);
+            pp_range rows[3] = {{0, 3}, {2500, 10}, {4999, 1}};
+            dict_refs refs = {0};
+            cr_assert_eq(dict_refs_add_page(&refs, &ps.col, bp.data, bp.len, n, rows, 3), DR_OK);
+            /* Expected: walk the levels. */
+            uint32_t want[32], nw = 0, vi = 0, r = 0;
+            for (uint32_t row = 0; row < n; row++) {
+                while (r < 3 && row >= rows[r].off + rows[r].len)
+                    r++;
+                if (def[row]) {
+                    if (r < 3 && row >= rows[r].off)
+                        want[nw++] = (uint32_t)idx[vi];
+                    vi++;
+                }
+            }
+            cr_assert_eq(refs.n, nw);
+            for (uint32_t i = 0; i < nw; i++)
+                cr_assert_eq(refs.v[i], want[i], "codec %d v%d: ref %u", codecs[m], v2 + 1, i);
+            dict_refs_finish(&refs);
+            for (size_t i = 1; i < refs.n; i++)
+                cr_assert_lt(refs.v[i - 1], refs.v[i], "sorted, distinct");
+            /* Rows past the page: the caller's selection disagrees with it. */
+            pp_range past[1] = {{4999, 2}};
+            cr_assert_eq(dict_refs_add_page(&refs, &ps.col, bp.data, bp.len, n, past, 1), DR_BAD);
+            /* Another row count than the page's. */
+            cr_assert_eq(dict_refs_add_page(&refs, &ps.col, bp.data, bp.len, n + 1, rows, 3), DR_BAD);
+            /* A cut page. */
+            cr_assert_eq(dict_refs_add_page(&refs, &ps.col, bp.data, bp.len - 1, n, rows, 3), DR_BAD);
+            dict_refs_free(&refs);
+            free(bp.data);
+            free(idx);
+            free(def);
+            tb_free(&ps.values);
+        }
+    /* A PLAIN page references nothing. */
+    page_spec ps = {0};
+    built_page bp;
+    plain_page(&ps, &bp, PQ_INT64, 100, 8);
+    dict_refs refs = {0};
+    pp_range one[1] = {{5, 1}};
+    cr_assert_eq(dict_refs_add_page(&refs, &ps.col, bp.data, bp.len, 100, one, 1), DR_NOT_DICT);
+    cr_assert_eq(refs.n, 0);
+    free(bp.data);
+    tb_free(&ps.values);
 }
