@@ -189,7 +189,7 @@ static void count_pages(inspector *in, const pq_page_map *pm)
         if (pm->pages[i].is_data) {
             in->n_data_pages++;
             in->reasons[pm->pages[i].elig]++;
-            in->n_eligible += pm->pages[i].elig == PQ_ELIG_OK;
+            in->n_eligible += pq_elig_is_eligible(pm->pages[i].elig);
         }
     }
 }

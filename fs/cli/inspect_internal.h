@@ -16,7 +16,7 @@
 #include "parquet_meta.h"
 
 /* One counter per eligibility reason (pq_elig). */
-#define N_REASONS (PQ_ELIG_CRC + 1)
+#define N_REASONS PQ_ELIG_N
 
 typedef struct {
     const char *file;

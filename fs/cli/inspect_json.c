@@ -76,7 +76,7 @@ static json_t *json_page(const pq_page *p)
     JSET(o, "def_levels_length", jint_or_null(p->def_levels_len, p->def_levels_len >= 0));
     JSET(o, "rep_levels_length", jint_or_null(p->rep_levels_len, p->rep_levels_len >= 0));
     JSET(o, "crc", jint_or_null(p->crc, p->has_crc));
-    JSET(o, "eligible", json_boolean(p->elig == PQ_ELIG_OK));
+    JSET(o, "eligible", json_boolean(pq_elig_is_eligible(p->elig)));
     JSET(o, "reason", json_string(pq_elig_reason(p->elig)));
     return o;
 }

@@ -1,7 +1,7 @@
 /* `sievefs inspect --pages`: the page map of a column chunk, from its
  * OffsetIndex and the page headers (nearby headers read together), or by
- * walking the whole chunk when it has no OffsetIndex; ZSTD page bodies are
- * read when their eligibility depends on how the frame is built. */
+ * walking the whole chunk when it has no OffsetIndex; ZSTD and SNAPPY page
+ * bodies are read when their eligibility depends on how the stream is built. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,9 +56,10 @@ static bool want_header(const pq_page *p, uint64_t *start, uint64_t *end)
     return true;
 }
 
-static bool want_zstd_body(const pq_page *p, uint64_t *start, uint64_t *end)
+static bool want_body(const pq_page *p, uint64_t *start, uint64_t *end)
 {
-    if (p->elig != PQ_ELIG_ZSTD_UNCHECKED || !p->has_header || p->compressed_size <= 0)
+    if ((p->elig != PQ_ELIG_ZSTD_UNCHECKED && p->elig != PQ_ELIG_SNAPPY_UNCHECKED) || !p->has_header ||
+        p->compressed_size <= 0)
         return false;
     *start = p->offset + p->header_len;
     *end = *start + (uint64_t)p->compressed_size;
@@ -154,7 +155,7 @@ bool ins_build_pages(inspector *in, const col_ref *r, pq_page_map *pm, bool *hav
         *have = true;
         if (!read_pages(in, r, pm, want_header, true))
             return false;
-        if (pm->codec == PQ_CODEC_ZSTD && !read_pages(in, r, pm, want_zstd_body, false))
+        if ((pm->codec == PQ_CODEC_ZSTD || pm->codec == PQ_CODEC_SNAPPY) && !read_pages(in, r, pm, want_body, false))
             return false;
         return true;
     }

@@ -334,7 +334,7 @@ static void elig_summary(const uint64_t *reasons, uint64_t n_data, uint64_t n_ok
     size_t at = n > 0 ? (size_t)n : 0;
     bool first = true;
     for (int r = 1; r < N_REASONS && at < len; r++) {
-        if (r == PQ_ELIG_NOT_DATA_PAGE || reasons[r] == 0)
+        if (r == PQ_ELIG_NOT_DATA_PAGE || pq_elig_is_eligible((pq_elig)r) || reasons[r] == 0)
             continue;
         n = snprintf(buf + at, len - at, "%s%s %" PRIu64, first ? "; not eligible: " : ", ",
                      pq_elig_reason((pq_elig)r), reasons[r]);
@@ -363,7 +363,7 @@ static void text_column_pages(inspector *in, const col_ref *r, const pq_page_map
     for (uint32_t i = 0; i < pm->n_pages; i++)
         if (pm->pages[i].is_data) {
             reasons[pm->pages[i].elig]++;
-            ok += pm->pages[i].elig == PQ_ELIG_OK;
+            ok += pq_elig_is_eligible(pm->pages[i].elig);
         }
     elig_summary(reasons, pm->n_data_pages, ok, sum, sizeof sum);
     char *name = ins_clean_str(r->path, strlen(r->path), true);
@@ -397,8 +397,9 @@ static void text_column_pages(inspector *in, const col_ref *r, const pq_page_map
             tbl_cell(&t, "%08" PRIx32, p->crc);
         else
             tbl_cell(&t, "-");
-        tbl_cell(&t, "%s", p->is_data ? (p->elig == PQ_ELIG_OK ? "yes" : "no") : "-");
-        tbl_cell(&t, "%s", p->is_data ? pq_elig_reason(p->elig) : "-");
+        const bool judged = p->is_data || (int32_t)i == pm->dict_page;
+        tbl_cell(&t, "%s", judged ? (pq_elig_is_eligible(p->elig) ? "yes" : "no") : "-");
+        tbl_cell(&t, "%s", judged ? pq_elig_reason(p->elig) : "-");
     }
     tbl_print(&t, f, 4);
     tbl_free(&t);

@@ -1,5 +1,6 @@
 /* Page maps and partial-read eligibility; see page_map.h. */
 #include "page_map.h"
+#include "snappy_stream.h"
 
 #include "sv_grow.h"
 #include "sv_name.h"
@@ -19,6 +20,9 @@ const char *pq_elig_reason(pq_elig e)
         [PQ_ELIG_COMPRESSED] = "compressed", [PQ_ELIG_ZSTD_UNCHECKED] = "zstd_unchecked",
         [PQ_ELIG_ZSTD_FRAME] = "zstd_frame",
         [PQ_ELIG_ZSTD_COMPRESSED_BLOCKS] = "zstd_compressed_blocks", [PQ_ELIG_CRC] = "crc",
+        [PQ_ELIG_SNAPPY_LITERALS] = "snappy_literals", [PQ_ELIG_DICTIONARY_ENTRIES] = "dictionary_entries",
+        [PQ_ELIG_SNAPPY_UNCHECKED] = "snappy_unchecked", [PQ_ELIG_SNAPPY_COPIES] = "snappy_copies",
+        [PQ_ELIG_DICTIONARY_STRINGS] = "dictionary_strings",
     };
     return SV_NAME(names, e, "unknown");
 }
@@ -558,12 +562,45 @@ static bool fixed_width(pq_physical_type t)
     }
 }
 
+bool pq_elig_is_eligible(pq_elig e)
+{
+    return e == PQ_ELIG_OK || e == PQ_ELIG_SNAPPY_LITERALS || e == PQ_ELIG_DICTIONARY_ENTRIES;
+}
+
+/* The codec's verdict on a body whose content must sit at computable
+ * offsets: OK, or why not. */
+static pq_elig body_verdict(const pq_page_map *pm, const pq_page *p, const uint8_t *body, size_t body_len)
+{
+    if (pm->codec == PQ_CODEC_UNCOMPRESSED)
+        return PQ_ELIG_OK;
+    const bool zstd = pm->codec == PQ_CODEC_ZSTD, snappy = pm->codec == PQ_CODEC_SNAPPY;
+    if (!zstd && !snappy)
+        return PQ_ELIG_COMPRESSED;
+    if (!body || p->compressed_size < 0 || body_len < (size_t)p->compressed_size)
+        return zstd ? PQ_ELIG_ZSTD_UNCHECKED : PQ_ELIG_SNAPPY_UNCHECKED;
+    if (zstd)
+        return pq_zstd_page_verdict(body, (size_t)p->compressed_size, p->uncompressed_size);
+    uint64_t content = 0;
+    if (pq_snappy_inspect(body, (size_t)p->compressed_size, &content) != PQ_SNAPPY_LITERALS ||
+        p->uncompressed_size < 0 || content != (uint64_t)p->uncompressed_size)
+        return PQ_ELIG_SNAPPY_COPIES;
+    return PQ_ELIG_SNAPPY_LITERALS;
+}
+
 pq_elig pq_page_eligibility(const pq_page_map *pm, uint32_t i, const uint8_t *body,
                             size_t body_len)
 {
     if (i >= pm->n_pages)
         return PQ_ELIG_NOT_DATA_PAGE;
     const pq_page *p = &pm->pages[i];
+    if (!p->is_data && (int32_t)i == pm->dict_page && p->has_header) {
+        if (pm->max_rep > 0 || pm->max_def > 1)
+            return PQ_ELIG_NESTED;
+        if (!fixed_width(pm->type))
+            return PQ_ELIG_DICTIONARY_STRINGS;
+        const pq_elig v = body_verdict(pm, p, body, body_len);
+        return v == PQ_ELIG_OK || v == PQ_ELIG_SNAPPY_LITERALS ? PQ_ELIG_DICTIONARY_ENTRIES : v;
+    }
     if (!p->is_data)
         return PQ_ELIG_NOT_DATA_PAGE;
     if (pm->max_rep > 0 || pm->max_def > 1)
@@ -580,17 +617,11 @@ pq_elig pq_page_eligibility(const pq_page_map *pm, uint32_t i, const uint8_t *bo
         return PQ_ELIG_BOOLEAN;
     if (pm->type == PQ_BYTE_ARRAY && p->encoding == PQ_ENC_PLAIN)
         return PQ_ELIG_BYTE_ARRAY_PLAIN;
+    pq_elig ok = PQ_ELIG_OK;
     if (p->encoding == PQ_ENC_PLAIN && fixed_width(pm->type)) {
-        if (pm->codec == PQ_CODEC_ZSTD) {
-            if (!body || p->compressed_size < 0 || body_len < (size_t)p->compressed_size)
-                return PQ_ELIG_ZSTD_UNCHECKED;
-            const pq_elig v =
-                pq_zstd_page_verdict(body, (size_t)p->compressed_size, p->uncompressed_size);
-            if (v != PQ_ELIG_OK)
-                return v;
-        } else if (pm->codec != PQ_CODEC_UNCOMPRESSED) {
-            return PQ_ELIG_COMPRESSED;
-        }
+        ok = body_verdict(pm, p, body, body_len);
+        if (ok != PQ_ELIG_OK && ok != PQ_ELIG_SNAPPY_LITERALS)
+            return ok;
     } else if (p->encoding == PQ_ENC_DELTA_LENGTH_BYTE_ARRAY && pm->type == PQ_BYTE_ARRAY) {
         if (pm->codec != PQ_CODEC_UNCOMPRESSED)
             return PQ_ELIG_COMPRESSED;
@@ -599,7 +630,7 @@ pq_elig pq_page_eligibility(const pq_page_map *pm, uint32_t i, const uint8_t *bo
     }
     if (p->has_crc && p->crc_len < 5)
         return PQ_ELIG_CRC;
-    return PQ_ELIG_OK;
+    return ok;
 }
 
 void pq_page_map_classify(pq_page_map *pm, const uint8_t *chunk, size_t chunk_len)

@@ -48,9 +48,22 @@ typedef enum {
     PQ_ELIG_ZSTD_COMPRESSED_BLOCKS,  /* "zstd_compressed_blocks": a block is not raw */
     PQ_ELIG_CRC,                     /* "crc": page CRC whose varint is too short to hold
                                         an arbitrary new CRC (fewer than 5 bytes) */
+    PQ_ELIG_SNAPPY_LITERALS,         /* "snappy_literals" (eligible): SNAPPY whose stream holds
+                                        literals only */
+    PQ_ELIG_DICTIONARY_ENTRIES,      /* "dictionary_entries" (eligible): a dictionary page of
+                                        fixed-width entries a view keeps in part */
+    PQ_ELIG_SNAPPY_UNCHECKED,        /* "snappy_unchecked": SNAPPY, page body not supplied */
+    PQ_ELIG_SNAPPY_COPIES,           /* "snappy_copies": the snappy stream holds copies (or is
+                                        malformed) */
+    PQ_ELIG_DICTIONARY_STRINGS,      /* "dictionary_strings": a dictionary page of BYTE_ARRAY or
+                                        BOOLEAN entries (their lengths would need a walk) */
+    PQ_ELIG_N                        /* the number of reasons */
 } pq_elig;
 
 const char *pq_elig_reason(pq_elig e);
+/* Whether a view can serve the page in part (eligible, snappy_literals,
+ * dictionary_entries). */
+bool pq_elig_is_eligible(pq_elig e);
 
 typedef struct {
     uint64_t offset;           /* file offset of the page header */

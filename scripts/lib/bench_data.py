@@ -29,6 +29,13 @@ columns, written as Delta tables in one of four layouts (`layouts`):
            pages where DuckDB picks them, no OffsetIndex/ColumnIndex. Run
            with threads=1 (deterministic files).
 
+  deltalake (lineitem_wW_snappy_deltalake) deltalake.write_deltalake with
+           every default (delta-rs, arrow-rs's writer): SNAPPY, dictionary
+           pages (falling back to PLAIN past 1 MiB), data pages of 1 MiB or
+           20,000 rows, an OffsetIndex, the writer's own file and row group
+           sizes and its own Delta log. Always SNAPPY (the codec list does
+           not apply).
+
 one variant uncompressed, one ZSTD; optionally (dv=True) a copy of each
 width (first codec, first layout) whose scattered ~1 % of rows are deleted by
 Spark with deletion vectors.
@@ -87,7 +94,7 @@ STATS_COLUMNS = 32                  # Delta's default delta.dataSkippingNumIndex
 STATS_STRING_PREFIX = 32
 FIXED_TIME_MS = 1_700_000_000_000   # modificationTime / createdTime: deterministic logs
 SELECTIVITIES = (0.0001, 0.0002, 0.001, 0.01)
-LAYOUTS = ("sieve", "pyarrow", "pyarrow_default", "duckdb")
+LAYOUTS = ("sieve", "pyarrow", "pyarrow_default", "duckdb", "deltalake")
 WRITER_ROW_GROUP_ROWS = 100_000     # the pyarrow and duckdb layouts' row groups
 SEL_MODULUS = 1_000_000
 SEL_MULT = 612_433                  # coprime to 10**6; continued fraction of SEL_MULT/10**6 has
@@ -522,7 +529,7 @@ def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codec
             raise ValueError(f"row_group_rows must be in 1..{MAX_ROW_GROUP_ROWS}")
         for w in widths:
             column_specs(w)
-            for c in codecs:
+            for c in (("snappy",) if lay == "deltalake" else codecs):
                 name = table_name(w, c, layout=lay)
                 params = _params(scale, w, c, rg, page_rows if lay == "sieve" else rg, page_bytes,
                                  target_file_mib, lay)
@@ -535,12 +542,14 @@ def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codec
         src = tpch_lineitem(out_dir, scale)
         for rg in sorted({p["row_group_rows"] for *_, p in todo}):
             part = [x for x in todo if x[3]["row_group_rows"] == rg]
-            arrow = [x for x in part if x[3].get("layout", "sieve") != "duckdb"]
+            arrow = [x for x in part if x[3].get("layout", "sieve") not in ("duckdb", "deltalake")]
             if arrow:
                 tables.update(_generate_tables(out_dir, src, arrow, rg, threads))
             for x in part:
                 if x[3].get("layout") == "duckdb":
                     tables.update(_generate_duckdb_table(out_dir, src, *x))
+                elif x[3].get("layout") == "deltalake":
+                    tables.update(_generate_deltalake_table(out_dir, src, *x))
     if dv:
         base_codec = "none" if "none" in codecs else codecs[0]
         tables.update(make_dv_tables(out_dir, [tables[table_name(w, base_codec, layout=layouts[0])]
@@ -638,6 +647,42 @@ def _generate_duckdb_table(out_dir: Path, src: Path, name: str, width: int, code
             "layout": "duckdb", "seconds": round(time.perf_counter() - t0, 1)}
     _save_manifest(out_dir, name, params, info)
     log(f"wrote {name} with DuckDB {duckdb.__version__} ({rows:,} rows, {len(files)} files) "
+        f"in {time.perf_counter() - t0:.1f} s")
+    return {name: dict(info, cached=False)}
+
+
+def _generate_deltalake_table(out_dir: Path, src: Path, name: str, width: int, codec: str, params: dict) -> dict:
+    """The deltalake layout (module docstring): write_deltalake with its
+    defaults, streaming the widened batches; its own files and log."""
+    import deltalake
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t0 = time.perf_counter()
+    tmp = out_dir / f"{name}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    schema = arrow_schema(width)
+
+    def batches():
+        for start, batch in _chunks(src, params["row_group_rows"]):
+            yield from widen(batch, start, width).to_batches()
+    deltalake.write_deltalake(str(tmp), pa.RecordBatchReader.from_batches(schema, batches()), mode="overwrite")
+    specs = column_specs(width)
+    files, rows = [], 0
+    for rel in sorted(deltalake.DeltaTable(str(tmp)).files()):
+        pf = pq.ParquetFile(tmp / rel)
+        files.append({"path": rel, "rows": pf.metadata.num_rows, "row_groups": pf.metadata.num_row_groups,
+                      "bytes": (tmp / rel).stat().st_size})
+        rows += pf.metadata.num_rows
+    final = out_dir / name
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    info = {"name": name, "path": str(final), "width": width, "codec": "snappy", "dv": False,
+            "rows": rows, "physical_rows": rows, "files": files, "bytes": sum(f["bytes"] for f in files),
+            "columns": [n for n, _ in specs], "types": {n: DELTA_TYPE[t] for n, t in specs},
+            "row_group_rows": None, "page_rows": None, "layout": "deltalake",
+            "seconds": round(time.perf_counter() - t0, 1)}
+    _save_manifest(out_dir, name, params, info)
+    log(f"wrote {name} with deltalake {deltalake.__version__} ({rows:,} rows, {len(files)} files) "
         f"in {time.perf_counter() - t0:.1f} s")
     return {name: dict(info, cached=False)}
 

@@ -1,9 +1,11 @@
-/* Fuzz page decompression. Byte 0: codec (low 4 bits, raw: 3 is LZO, 8+ are
+/* Fuzz page decompression (and, on snappy input, pq_snappy_inspect: a stream
+ * it calls literals-only decompresses to the concatenation of its literals). Byte 0: codec (low 4 bits, raw: 3 is LZO, 8+ are
  * unknown) and mode (bit 7). Bytes 1-3: expected decompressed size (LE, at
  * most 16 MiB). Decode mode: the rest is a compressed stream; on success the
  * output must be exactly the expected size. Roundtrip mode: the rest is
  * compressed with the codec's own library and must decompress to itself. */
 #include "codec.h"
+#include "snappy_stream.h"
 #include "parquet_types.h"
 
 #include <lz4.h>
@@ -107,6 +109,35 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!in)
         abort();
     memcpy(in, src, n);
+    if (codec == PQ_CODEC_SNAPPY) {
+        uint64_t content = 0;
+        if (pq_snappy_inspect(in, n, &content) == PQ_SNAPPY_LITERALS && content <= (16u << 20)) {
+            /* The literals, concatenated, are the content. */
+            uint8_t *want = malloc(content ? content : 1), *got = malloc(content ? content : 1);
+            if (!want || !got)
+                abort();
+            size_t pos = 0, at = 0;
+            while (in[pos] & 0x80)
+                pos++;
+            pos++;
+            while (pos < n) {
+                const uint32_t code = in[pos] >> 2, extra = code < 60 ? 0 : code - 59;
+                uint64_t len = code < 60 ? code + 1 : 0;
+                for (uint32_t i = 0; i < extra; i++)
+                    len |= (uint64_t)in[pos + 1 + i] << (8 * i);
+                len += extra ? 1 : 0;
+                pos += 1 + extra;
+                memcpy(want + at, in + pos, (size_t)len);
+                pos += (size_t)len;
+                at += (size_t)len;
+            }
+            check(at == content);
+            check(pq_decompress(ctx, codec, in, n, got, (size_t)content, NULL) == PQD_OK);
+            check(content == 0 || memcmp(got, want, (size_t)content) == 0);
+            free(want);
+            free(got);
+        }
+    }
     const pqd_status pre = pq_codec_precheck(codec, in, n, expected, &err);
     if (pre == PQD_OK) {
         /* Guard bytes around the output catch any write outside it. */

@@ -64,10 +64,13 @@ static void check_map(const pq_page_map *pm)
         at += p->total_size;
         if (p->is_data)
             data++;
-        check((int)p->elig >= PQ_ELIG_OK && (int)p->elig <= PQ_ELIG_CRC);
+        check((int)p->elig >= PQ_ELIG_OK && (int)p->elig < PQ_ELIG_N);
         check(strcmp(pq_elig_reason(p->elig), "unknown") != 0);
-        if (p->elig == PQ_ELIG_OK)
+        if (p->elig == PQ_ELIG_OK || p->elig == PQ_ELIG_SNAPPY_LITERALS)
             check(p->is_data && p->has_header && pm->has_offset_index && pm->max_rep == 0 &&
+                  pm->max_def <= 1);
+        if (p->elig == PQ_ELIG_DICTIONARY_ENTRIES)
+            check(!p->is_data && (int32_t)i == pm->dict_page && p->has_header && pm->max_rep == 0 &&
                   pm->max_def <= 1);
     }
     check(at == pm->chunk_offset + pm->chunk_len);

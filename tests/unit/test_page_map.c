@@ -2,6 +2,7 @@
  * on the committed fixtures (tests/fixtures/gen_parquet_fixtures.py) and on
  * hand-made inputs. */
 #include "page_map.h"
+#include "snappy_stream.h"
 
 #include <criterion/criterion.h>
 #include <jansson.h>
@@ -84,8 +85,11 @@ static void compare_to_json(const fixture *fx, const pq_page_map *pm, json_t *jc
         }
         if (p->is_data)
             data_pages++;
-        else
+        else if ((int32_t)i != pm->dict_page || !p->has_header)
             cr_expect_eq(p->elig, PQ_ELIG_NOT_DATA_PAGE);
+        else /* a dictionary page: whether a view keeps its entries in part */
+            cr_expect(!pq_elig_is_eligible(p->elig) || p->elig == PQ_ELIG_DICTIONARY_ENTRIES, "%s page %u: %s",
+                      fx->name, i, pq_elig_reason(p->elig));
         total += p->total_size;
     }
     cr_expect_eq(total, pm->chunk_len);
@@ -584,7 +588,7 @@ Test(eligibility, rules)
     cr_expect_str_eq(why(one_page(PQ_INT32, PQ_CODEC_UNCOMPRESSED,
                                   PQ_ENC_DELTA_LENGTH_BYTE_ARRAY)),
                      "encoding");
-    cr_expect_str_eq(why(one_page(PQ_INT32, PQ_CODEC_SNAPPY, PQ_ENC_PLAIN)), "compressed");
+    cr_expect_str_eq(why(one_page(PQ_INT32, PQ_CODEC_SNAPPY, PQ_ENC_PLAIN)), "snappy_unchecked");
     cr_expect_str_eq(why(one_page(PQ_INT32, PQ_CODEC_GZIP, PQ_ENC_PLAIN)), "compressed");
     cr_expect_str_eq(why(one_page(PQ_INT32, PQ_CODEC_ZSTD, PQ_ENC_PLAIN)), "zstd_unchecked");
 
@@ -799,4 +803,49 @@ Test(zstd, malformed)
     z_put(&c, "\x00\x00\x00\x00", 4);
     cr_expect_eq(pq_zstd_inspect(c.b, c.n, false, &f, &err), TC_OK);
     cr_expect_eq(pq_zstd_page_verdict(c.b, c.n, 3), PQ_ELIG_ZSTD_FRAME);
+}
+
+/* A one-page map whose page is the chunk's dictionary page. */
+static pq_page_map dict_page(pq_physical_type t, pq_codec codec, uint16_t max_def)
+{
+    pq_page_map pm = one_page(t, codec, PQ_ENC_PLAIN);
+    pm.pages[0].is_data = false;
+    pm.pages[0].page_type = PQ_PAGE_DICTIONARY;
+    pm.n_data_pages = 0;
+    pm.dict_page = 0;
+    pm.max_def = max_def;
+    return pm;
+}
+
+Test(eligibility, snappy_streams_and_dictionary_pages)
+{
+    /* Fixed-width dictionaries a view keeps in part; strings and booleans not. */
+    cr_expect_str_eq(why(dict_page(PQ_DOUBLE, PQ_CODEC_UNCOMPRESSED, 1)), "dictionary_entries");
+    cr_expect_str_eq(why(dict_page(PQ_FIXED_LEN_BYTE_ARRAY, PQ_CODEC_UNCOMPRESSED, 0)), "dictionary_entries");
+    cr_expect_str_eq(why(dict_page(PQ_BYTE_ARRAY, PQ_CODEC_UNCOMPRESSED, 1)), "dictionary_strings");
+    cr_expect_str_eq(why(dict_page(PQ_DOUBLE, PQ_CODEC_GZIP, 1)), "compressed");
+    cr_expect_str_eq(why(dict_page(PQ_DOUBLE, PQ_CODEC_SNAPPY, 1)), "snappy_unchecked");
+    cr_expect_str_eq(why(dict_page(PQ_DOUBLE, PQ_CODEC_UNCOMPRESSED, 2)), "nested");
+    /* Snappy bodies: literals only, or copies. */
+    static const uint8_t literals[] = {5, 4 << 2, 'a', 'b', 'c', 'd', 'e'};
+    static const uint8_t copies[] = {8, 3 << 2, 'a', 'b', 'c', 'd', 1 | (0 << 2), 4};
+    static const uint8_t short_stream[] = {9, 4 << 2, 'a', 'b', 'c', 'd', 'e'};
+    pq_page_map pm = dict_page(PQ_INT32, PQ_CODEC_SNAPPY, 1);
+    pm.pages[0].compressed_size = sizeof literals;
+    pm.pages[0].uncompressed_size = 5;
+    cr_expect_str_eq(pq_elig_reason(pq_page_eligibility(&pm, 0, literals, sizeof literals)), "dictionary_entries");
+    pm = one_page(PQ_INT32, PQ_CODEC_SNAPPY, PQ_ENC_PLAIN);
+    pm.pages[0].compressed_size = sizeof literals;
+    pm.pages[0].uncompressed_size = 5;
+    cr_expect_str_eq(pq_elig_reason(pq_page_eligibility(&pm, 0, literals, sizeof literals)), "snappy_literals");
+    cr_expect(pq_elig_is_eligible(PQ_ELIG_SNAPPY_LITERALS));
+    pm.pages[0].compressed_size = sizeof copies;
+    pm.pages[0].uncompressed_size = 8;
+    cr_expect_str_eq(pq_elig_reason(pq_page_eligibility(&pm, 0, copies, sizeof copies)), "snappy_copies");
+    pm.pages[0].compressed_size = sizeof short_stream;
+    pm.pages[0].uncompressed_size = 9;
+    cr_expect_str_eq(pq_elig_reason(pq_page_eligibility(&pm, 0, short_stream, sizeof short_stream)),
+                     "snappy_copies", "a stream shorter than its preamble says is malformed");
+    cr_expect_eq(pq_snappy_inspect(short_stream, sizeof short_stream, NULL), PQ_SNAPPY_MALFORMED);
+    cr_expect_eq(pq_snappy_inspect(copies, sizeof copies, NULL), PQ_SNAPPY_COPIES);
 }
