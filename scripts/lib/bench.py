@@ -319,7 +319,7 @@ def main(argv=None) -> int:
                          "Spark; read by deltalake only; default on; --no-dv skips it)")
     ap.add_argument("--profiles", help="comma list of wan,region,lan")
     ap.add_argument("--queries", help="comma list of query names (see bench_data.py)")
-    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,pyarrow_default,duckdb (bench_data.py)")
+    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,pyarrow_default,duckdb,deltalake (bench_data.py)")
     ap.add_argument("--target-file-mib", type=int)
     ap.add_argument("--readers", default=",".join(READERS))
     ap.add_argument("--contenders", help="comma list of " + ",".join(bench_contenders.CONTENDERS))

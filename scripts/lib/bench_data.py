@@ -668,7 +668,8 @@ def _generate_deltalake_table(out_dir: Path, src: Path, name: str, width: int, c
     deltalake.write_deltalake(str(tmp), pa.RecordBatchReader.from_batches(schema, batches()), mode="overwrite")
     specs = column_specs(width)
     files, rows = [], 0
-    for rel in sorted(deltalake.DeltaTable(str(tmp)).files()):
+    adds = deltalake.DeltaTable(str(tmp)).get_add_actions(flatten=True)
+    for rel in sorted(str(x) for x in adds.column("path").to_pylist()):
         pf = pq.ParquetFile(tmp / rel)
         files.append({"path": rel, "rows": pf.metadata.num_rows, "row_groups": pf.metadata.num_row_groups,
                       "bytes": (tmp / rel).stat().st_size})
