@@ -87,6 +87,23 @@ static bool same_value(const pq_page_values *a, const pq_page_values *b, uint32_
                   (const uint8_t *)b->values + (size_t)i * b->width, a->width) == 0;
 }
 
+/* The image's header is the page's but the CRC, which matches the image's
+ * body; returns the header's length (h: the page's header). */
+static size_t check_header_kept(const uint8_t *page, const uint8_t *img, uint32_t len, pq_page_header *h)
+{
+    pq_page_header hi;
+    size_t hl, hli;
+    check(pq_page_header_parse(page, len, h, &hl, NULL) == TC_OK);
+    check(pq_page_header_parse(img, len, &hi, &hli, NULL) == TC_OK);
+    check(hl == hli);
+    for (size_t i = 0; i < hl; i++)
+        if (!h->has_crc || i < h->crc_offset || i >= h->crc_offset + h->crc_len)
+            check(img[i] == page[i]);
+    if (h->has_crc)
+        check(hi.crc == pq_crc32(0, img + hl, len - hl));
+    return hl;
+}
+
 static void check_sparse(const pq_column_desc *col, const uint8_t *page, uint32_t len,
                          const pp_result *res, const pp_range *rows, uint32_t n_rows)
 {
@@ -107,16 +124,8 @@ static void check_sparse(const pq_column_desc *col, const uint8_t *page, uint32_
         check(memcmp(part, img + off, l) == 0);
         free(part);
     }
-    pq_page_header h, hi;
-    size_t hl, hli;
-    check(pq_page_header_parse(page, len, &h, &hl, NULL) == TC_OK);
-    check(pq_page_header_parse(img, len, &hi, &hli, NULL) == TC_OK);
-    check(hl == hli);
-    for (size_t i = 0; i < hl; i++)
-        if (!h.has_crc || i < h.crc_offset || i >= h.crc_offset + h.crc_len)
-            check(img[i] == page[i]);
-    if (h.has_crc)
-        check(hi.crc == pq_crc32(0, img + hl, len - hl));
+    pq_page_header h;
+    const size_t hl = check_header_kept(page, img, len, &h);
     pq_data_page_info info;
     check(pq_data_page_info_from_header(&h, &info, NULL) == PQD_OK);
     pq_decode_limits lim;
@@ -168,16 +177,8 @@ static void check_dictionary(const pq_column_desc *col, const uint8_t *page, uin
     uint8_t *img = malloc(len);
     check(img != NULL);
     pp_image_read(res->pieces, res->n_pieces, 0, len, img);
-    pq_page_header h, hi;
-    size_t hl, hli;
-    check(pq_page_header_parse(page, len, &h, &hl, NULL) == TC_OK);
-    check(pq_page_header_parse(img, len, &hi, &hli, NULL) == TC_OK);
-    check(hl == hli);
-    for (size_t i = 0; i < hl; i++)
-        if (!h.has_crc || i < h.crc_offset || i >= h.crc_offset + h.crc_len)
-            check(img[i] == page[i]);
-    if (h.has_crc)
-        check(hi.crc == pq_crc32(0, img + hl, len - hl));
+    pq_page_header h;
+    const size_t hl = check_header_kept(page, img, len, &h);
     pq_dict_page_info info;
     check(pq_dict_page_info_from_header(&h, &info, NULL) == PQD_OK);
     pq_decode_limits lim;
