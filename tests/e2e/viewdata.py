@@ -372,13 +372,15 @@ def inspect_pages(bin_path: str, path: Path) -> dict:
 
 
 def eligible_pages(doc: dict, skip_cols=("sel",)) -> int:
-    """Data pages inspect calls eligible for partial reads, outside skip_cols."""
+    """Data pages inspect calls eligible for partial reads, outside skip_cols
+    (dictionary pages it calls dictionary_entries are counted apart: the
+    Tally's dict_pages)."""
     n = 0
     for rg in doc["row_groups"]:
         for c in rg["columns"]:
             if c["path"] in skip_cols:
                 continue
-            n += sum(1 for p in (c.get("pages") or []) if p.get("eligible"))
+            n += sum(1 for p in (c.get("pages") or []) if p.get("eligible") and p.get("type") != "DICTIONARY_PAGE")
     return n
 
 
