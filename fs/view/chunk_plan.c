@@ -419,6 +419,25 @@ static void seed_from_walk(const pq_header_walk *walks, const bool *walked, cons
     (void)pp_bytes_put(known, 0, win->bytes, len); /* out of memory: the planner asks for it */
 }
 
+/* Whether the chunk's encoding stats say no data page of it can be read in
+ * part (every data page in an encoding such as dictionary indices, which
+ * pp_encoding_reads_partially refuses): its pages holding selected rows are
+ * real from the start rather than jobs priced as partial reads. Without
+ * encoding stats: unknown, false. */
+static bool data_pages_never_partial(const pq_column_chunk *cc, pq_physical_type type)
+{
+    bool any = false;
+    for (uint32_t i = 0; i < cc->n_encoding_stats; i++) {
+        const pq_encoding_stats *es = &cc->encoding_stats[i];
+        if (es->page_type != PQ_PAGE_DATA && es->page_type != PQ_PAGE_DATA_V2)
+            continue;
+        if (es->count > 0 && pp_encoding_reads_partially(es->encoding, type))
+            return false;
+        any = true;
+    }
+    return any;
+}
+
 /* Whether a chunk's dictionary page may be kept in part: fixed-width
  * entries, a codec the planner reads through, rows selected, and big enough
  * for the entries' round to pay. */
@@ -437,15 +456,65 @@ static bool dict_candidate(const vchunk *ch, const pq_leaf *lf, int32_t codec, c
 }
 
 /* Serve the dictionary page of chunk ch real, as any page that is not data. */
-static void dict_page_real(const vchunk *ch, bool early, const row_ranges *sel, view_counters *vt,
-                           fetch_span **reals, size_t *nreals, size_t *capreals)
+static void dict_page_real(const vchunk *ch, bool early, const row_ranges *sel, page_reason why,
+                           view_counters *vt, fetch_span **reals, size_t *nreals, size_t *capreals)
 {
     const pq_page *pg = &ch->pm.pages[ch->pm.dict_page];
     vt->pages_real++;
-    vt->pages[PAGE_NOT_DATA]++;
+    vt->pages[why]++;
     vt->bytes_fetched += pg->total_size;
     if (early && sel->n > 0 && sv_grow((void **)reals, capreals, *nreals + 1, sizeof **reals, 64, SIZE_MAX / 64))
         (*reals)[(*nreals)++] = (fetch_span){pg->offset, pg->total_size, NULL};
+}
+
+/* Whether keeping entries of the candidates' dictionary pages may pay, priced
+ * before their data pages are read (so a plan that cannot pay costs no
+ * stall): each keeps at most one entry per selected row (8 bytes each, spread
+ * evenly; entries closer than gap_merge read as one), found in four dependent
+ * rounds: the data pages, the page header, the literal or block headers of a
+ * compressed body, the entries. Against: the pages read whole with the rest. */
+static bool dictionaries_may_pay(const cost_link *link, const view_file *vf, vchunk *const *chs,
+                                 const size_t *cands, size_t ncands, uint32_t gap_merge)
+{
+    uint64_t round_requests[4] = {0, 0, 0, 0}, part_bytes = 0, whole_bytes = 0;
+    for (size_t c = 0; c < ncands; c++) {
+        const vchunk *ch = chs[cands[c]];
+        const pq_page *pg = &ch->pm.pages[ch->pm.dict_page];
+        const row_ranges *sel = &vf->sel[ch->rg];
+        const int32_t codec = vf->meta->row_groups[ch->rg].columns[ch->col].codec;
+        uint64_t rows = 0;
+        for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
+            const pq_page *dp = &ch->pm.pages[p];
+            if (!dp->is_data || dp->first_row < 0 || dp->num_rows <= 0)
+                continue;
+            const uint64_t n = row_ranges_count_in(sel, (uint64_t)dp->first_row,
+                                                   (uint64_t)(dp->first_row + dp->num_rows));
+            if (n) {
+                rows += n;
+                round_requests[0]++;
+            }
+        }
+        const uint64_t size = pg->total_size;
+        uint64_t entries = rows, entry_bytes = rows * 8;
+        if (entries * (uint64_t)gap_merge >= size) {
+            entries = 1; /* the gaps merge: the page is read (nearly) whole */
+            entry_bytes = size;
+        }
+        round_requests[1]++;
+        if (codec != PQ_CODEC_UNCOMPRESSED)
+            round_requests[2] += size / (64u << 10) + 1; /* Snappy fragments, Zstd blocks */
+        round_requests[3] += entries;
+        part_bytes += PP_HEADER_PROBE + entry_bytes;
+        whole_bytes += size;
+    }
+    const bool pays = cost_partial_time(link, round_requests, 4, part_bytes) <=
+                      (1.0 - COST_MIN_SAVING) * cost_whole_time(link, whole_bytes, ncands);
+    log_debug("%s: %zu dictionary pages, %llu B whole: keeping entries estimated %.3f s (%llu B, %llu "
+              "entry requests), whole %.3f s: %s", vf->relpath, ncands, (unsigned long long)whole_bytes,
+              cost_partial_time(link, round_requests, 4, part_bytes), (unsigned long long)part_bytes,
+              (unsigned long long)round_requests[3], cost_whole_time(link, whole_bytes, ncands),
+              pays ? "keep entries" : "read whole");
+    return pays;
 }
 
 /* The dictionary pages of the candidate chunks: their data pages with
@@ -535,7 +604,7 @@ static void dictionary_jobs(const view_env *env, const object_ref *o, const view
                 free(j->entries);
                 j = NULL;
             }
-            dict_page_real(ch, early, sel, vt, reals, nreals, capreals);
+            dict_page_real(ch, early, sel, PAGE_NOT_DATA, vt, reals, nreals, capreals);
         }
         dict_refs_free(&refs);
     }
@@ -641,6 +710,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 reals[nreals++] = (fetch_span){ch->start, ch->end - ch->start, NULL};
             continue;
         }
+        const bool never_partial = data_pages_never_partial(cc, lf->type);
         for (uint32_t p = 0; p < ch->pm.n_pages; p++) {
             const pq_page *pg = &ch->pm.pages[p];
             ch->pages[p].kind = VP_REAL;
@@ -662,9 +732,13 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             }
             uint64_t a = (uint64_t)pg->first_row, e = a + (uint64_t)pg->num_rows;
             uint64_t cnt = row_ranges_count_in(sel, a, e);
-            if (cnt == e - a || !pp_worth_planning(pg->total_size, cnt > 0, rc, COST_MIN_SAVING)) {
-                vt->pages_real++; /* every row selected, or too small to pay for its requests */
-                vt->pages[cnt == e - a ? PAGE_ALL_SELECTED : PAGE_REQUEST_COST]++;
+            if (cnt == e - a || (cnt > 0 && never_partial) ||
+                !pp_worth_planning(pg->total_size, cnt > 0, rc, COST_MIN_SAVING)) {
+                /* every row selected, an encoding read only whole, or too
+                 * small to pay for its requests */
+                vt->pages_real++;
+                vt->pages[cnt == e - a ? PAGE_ALL_SELECTED : cnt > 0 && never_partial ? PAGE_ENCODING
+                                                                                      : PAGE_REQUEST_COST]++;
                 vt->bytes_fetched += pg->total_size;
                 /* Without memory for it, a page is fetched when read, as usual. */
                 if (early && sel->n > 0 &&
@@ -707,15 +781,29 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
         }
     }
     free_walks(walks, n);
-    dictionary_jobs(env, o, vf, chs, dcands, ndcands, early, vt, &jobs, &njobs, &capjobs, &reals, &nreals,
-                    &capreals, &tok);
+    if (ndcands > 0 && link.source == COST_SOURCE_PROFILE &&
+        !dictionaries_may_pay(&link, vf, chs, dcands, ndcands, gap_merge)) {
+        for (size_t c = 0; c < ndcands; c++)
+            dict_page_real(chs[dcands[c]], early, &vf->sel[chs[dcands[c]]->rg], PAGE_SAVING, vt, &reals, &nreals,
+                           &capreals);
+        ndcands = 0;
+    }
+    if (ndcands > 0) {
+        /* The real pages start now, not after the dictionaries' data pages. */
+        prefetch_spans(io, o, reals, nreals);
+        nreals = 0;
+        dictionary_jobs(env, o, vf, chs, dcands, ndcands, early, vt, &jobs, &njobs, &capjobs, &reals, &nreals,
+                        &capreals, &tok);
+    }
     free(dcands);
     /* The --request-cost override keeps the per-page model (rounds free). */
     if (njobs > 0 && link.source == COST_SOURCE_PROFILE && !file_plan_pays(&link, vf, jobs, njobs, gap_merge)) {
-        /* Every candidate page is read whole; its chunk counts as file_cost. */
+        /* Every candidate page is read whole; its chunk counts as file_cost
+         * (once: a chunk's dictionary job comes after the data pages' jobs). */
         for (size_t i = 0; i < njobs; i++) {
             const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
-            if (i == 0 || jobs[i].ch != jobs[i - 1].ch) {
+            if (!jobs[i].ch->file_cost) {
+                jobs[i].ch->file_cost = true;
                 vt->chunks[CHUNK_PLANNED]--;
                 vt->chunks[CHUNK_FILE_COST]++;
             }

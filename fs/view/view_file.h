@@ -47,6 +47,7 @@ typedef struct {
     bool real;             /* the whole chunk is served real */
     bool all_real;         /* real, or planned with no sparse page: read like the plain path */
     bool counted;          /* its bytes were added to the ordinary total */
+    bool file_cost;        /* counted as file_cost once (set by its planning thread) */
     pq_page_map pm;
     vpage *pages;          /* per pm page when !real */
     uint64_t image_bytes;  /* bytes of its page images, held in the partial-memory budget */

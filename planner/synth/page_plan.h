@@ -127,6 +127,12 @@ typedef struct {
 
 void pp_plan(const pp_input *in, const pp_bytes *known, pp_result *out);
 
+/* Whether values of selected rows of a data page in this encoding can be
+ * read in part (PLAIN fixed-width, BYTE_STREAM_SPLIT, DELTA_LENGTH_BYTE_ARRAY);
+ * a page in any other encoding (dictionary indices among them) holding a
+ * selected row is served real. */
+bool pp_encoding_reads_partially(int32_t encoding, pq_physical_type type);
+
 /* Whether planning a page of total_size bytes can pay at all when a request
  * is worth request_cost bytes: a page with selected rows needs at least two
  * requests (its header, then values), one with none at least one, and reading

@@ -7,15 +7,19 @@
 
 #include <stdlib.h>
 
-bool pp_partial_encoding(const plan *p)
+bool pp_encoding_reads_partially(int32_t encoding, pq_physical_type t)
 {
-    const pq_physical_type t = p->in->col.type;
-    switch (p->enc) {
+    switch (encoding) {
     case PQ_ENC_PLAIN: return t != PQ_BYTE_ARRAY;
     case PQ_ENC_BYTE_STREAM_SPLIT: return pp_bss_type(t);
     case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY: return t == PQ_BYTE_ARRAY;
     default: return false;
     }
+}
+
+bool pp_partial_encoding(const plan *p)
+{
+    return pp_encoding_reads_partially(p->enc, p->in->col.type);
 }
 
 /* Low bits of zero bytes of unselected values, where a CRC patch may go:
