@@ -2,13 +2,14 @@
 one machine, over an emulated link. See docs/benchmarks.md for the method and
 the latest results.
 
-    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, three writer layouts, wan: ~30 min here (estimated)
+    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, five writer layouts, wan: ~50 min here (estimated)
     scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link, every contender
 
 The tables are written by real writers (bench_data.py layouts `pyarrow`, with
 an OffsetIndex and ~1 MiB pages, `pyarrow_default`, pyarrow's defaults:
 dictionary pages and no OffsetIndex, and `duckdb`, one page per column chunk,
-all in 100,000-row groups); after the upload `sievefs index --to-s3` builds
+all in 100,000-row groups; `deltalake` and `spark`, the Delta writers with
+every default: Snappy, dictionary pages, their own row groups); after the upload `sievefs index --to-s3` builds
 the page maps of the files without an OffsetIndex, as a user would. The full plan includes the deletion-vector variant
 (Spark; read by deltalake only; --dv in the quick one). The Method section of
 docs/benchmarks.md says what each mode runs and costs.
@@ -158,7 +159,7 @@ QUICK_CONTENDERS = ["view", "plain", "s3fs"]
 # sievefs's default --max-connections: the requests in flight the model assumes without a profile
 ASSUMED_IN_FLIGHT = 32
 QUICK = {"scale": QUICK_SCALE, "widths": [90], "codecs": ["none"],
-         "layouts": ["pyarrow", "pyarrow_default", "duckdb"],
+         "layouts": ["pyarrow", "pyarrow_default", "duckdb", "deltalake", "spark"],
          "target_file_mib": QUICK_FILE_MIB, "dv": False, "profiles": ["wan"],
          "queries": QUICK_QUERIES, "pairs": 3, "later": 1, "later_contenders": ["view", "plain"],
          "contenders": QUICK_CONTENDERS}
@@ -307,7 +308,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help=f"TPC-H SF {QUICK_SCALE:g}, 90 columns, uncompressed, "
-                      "pyarrow, pyarrow-default and DuckDB layouts, wan link, 0.1%% scattered, 0.1%% clustered, "
+                      "pyarrow, pyarrow-default, DuckDB, deltalake and Spark layouts, wan link, 0.1%% scattered, 0.1%% clustered, "
                       "the full scan (default)")
     mode.add_argument("--full", action="store_true", help="TPC-H SF10, 90 and 416 columns, none and zstd, links wan/region/lan, "
                       "all seven queries")
@@ -319,7 +320,7 @@ def main(argv=None) -> int:
                          "Spark; read by deltalake only; default on; --no-dv skips it)")
     ap.add_argument("--profiles", help="comma list of wan,region,lan")
     ap.add_argument("--queries", help="comma list of query names (see bench_data.py)")
-    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,pyarrow_default,duckdb,deltalake (bench_data.py)")
+    ap.add_argument("--layouts", help="comma list of sieve,pyarrow,pyarrow_default,duckdb,deltalake,spark (bench_data.py)")
     ap.add_argument("--target-file-mib", type=int)
     ap.add_argument("--readers", default=",".join(READERS))
     ap.add_argument("--contenders", help="comma list of " + ",".join(bench_contenders.CONTENDERS))

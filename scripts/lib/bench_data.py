@@ -35,6 +35,14 @@ columns, written as Delta tables in one of four layouts (`layouts`):
            20,000 rows, an OffsetIndex, the writer's own file and row group
            sizes and its own Delta log. Always SNAPPY (the codec list does
            not apply).
+  spark    (lineitem_wW_snappy_spark) Spark (pyspark 4.2 + delta-spark,
+           parquet-java underneath) writing the same rows as a Delta table
+           with every default: SNAPPY, dictionary pages (falling back to
+           PLAIN past 1 MiB), pages of 1 MiB or 20,000 rows, page CRCs, an
+           OffsetIndex, one file per input split of 128 MiB, its own Delta
+           log. The rows reach Spark through an uncompressed Parquet file
+           pyarrow writes first. File names carry Spark's random UUIDs, so
+           regenerated tables are not byte-identical. Always SNAPPY.
 
 one variant uncompressed, one ZSTD; optionally (dv=True) a copy of each
 width (first codec, first layout) whose scattered ~1 % of rows are deleted by
@@ -94,7 +102,8 @@ STATS_COLUMNS = 32                  # Delta's default delta.dataSkippingNumIndex
 STATS_STRING_PREFIX = 32
 FIXED_TIME_MS = 1_700_000_000_000   # modificationTime / createdTime: deterministic logs
 SELECTIVITIES = (0.0001, 0.0002, 0.001, 0.01)
-LAYOUTS = ("sieve", "pyarrow", "pyarrow_default", "duckdb", "deltalake")
+LAYOUTS = ("sieve", "pyarrow", "pyarrow_default", "duckdb", "deltalake", "spark")
+SNAPPY_LAYOUTS = ("deltalake", "spark")   # writers whose own default codec is kept
 WRITER_ROW_GROUP_ROWS = 100_000     # the pyarrow and duckdb layouts' row groups
 SEL_MODULUS = 1_000_000
 SEL_MULT = 612_433                  # coprime to 10**6; continued fraction of SEL_MULT/10**6 has
@@ -529,7 +538,7 @@ def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codec
             raise ValueError(f"row_group_rows must be in 1..{MAX_ROW_GROUP_ROWS}")
         for w in widths:
             column_specs(w)
-            for c in (("snappy",) if lay == "deltalake" else codecs):
+            for c in (("snappy",) if lay in SNAPPY_LAYOUTS else codecs):
                 name = table_name(w, c, layout=lay)
                 params = _params(scale, w, c, rg, page_rows if lay == "sieve" else rg, page_bytes,
                                  target_file_mib, lay)
@@ -542,7 +551,7 @@ def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codec
         src = tpch_lineitem(out_dir, scale)
         for rg in sorted({p["row_group_rows"] for *_, p in todo}):
             part = [x for x in todo if x[3]["row_group_rows"] == rg]
-            arrow = [x for x in part if x[3].get("layout", "sieve") not in ("duckdb", "deltalake")]
+            arrow = [x for x in part if x[3].get("layout", "sieve") not in ("duckdb",) + SNAPPY_LAYOUTS]
             if arrow:
                 tables.update(_generate_tables(out_dir, src, arrow, rg, threads))
             for x in part:
@@ -550,6 +559,8 @@ def generate(out_dir, scale: float = DEFAULT_SCALE, widths=DEFAULT_WIDTHS, codec
                     tables.update(_generate_duckdb_table(out_dir, src, *x))
                 elif x[3].get("layout") == "deltalake":
                     tables.update(_generate_deltalake_table(out_dir, src, *x))
+                elif x[3].get("layout") == "spark":
+                    tables.update(_generate_spark_table(out_dir, src, *x))
     if dv:
         base_codec = "none" if "none" in codecs else codecs[0]
         tables.update(make_dv_tables(out_dir, [tables[table_name(w, base_codec, layout=layouts[0])]
@@ -684,6 +695,73 @@ def _generate_deltalake_table(out_dir: Path, src: Path, name: str, width: int, c
             "seconds": round(time.perf_counter() - t0, 1)}
     _save_manifest(out_dir, name, params, info)
     log(f"wrote {name} with deltalake {deltalake.__version__} ({rows:,} rows, {len(files)} files) "
+        f"in {time.perf_counter() - t0:.1f} s")
+    return {name: dict(info, cached=False)}
+
+
+SPARK_WRITE_SCRIPT = r"""
+import json, sys
+from pyspark.sql import SparkSession
+pkg, src, out = sys.argv[1], sys.argv[2], sys.argv[3]
+spark = (SparkSession.builder.master("local[2]").appName("sievefs-bench-write")
+         .config("spark.ui.enabled", "false").config("spark.jars.packages", pkg)
+         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
+         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
+         .config("spark.driver.memory", "3g").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+spark.read.parquet(src).write.format("delta").mode("overwrite").save(out)
+h = spark.sql(f"DESCRIBE HISTORY delta.`{out}` LIMIT 1").collect()[0].asDict()
+print("\nRESULT " + json.dumps({"engine": h.get("engineInfo"), "metrics": h["operationMetrics"]}), flush=True)
+"""
+
+
+def _generate_spark_table(out_dir: Path, src: Path, name: str, width: int, codec: str, params: dict) -> dict:
+    """The spark layout (module docstring): the widened rows as one
+    uncompressed Parquet file, then Spark's Delta writer with its defaults."""
+    import deltalake
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    t0 = time.perf_counter()
+    py, pyspark_v, pkg = ensure_spark_python()
+    tmp = out_dir / f"{name}.tmp{os.getpid()}"
+    rows_dir = out_dir / f"{name}.rows{os.getpid()}"
+    for d in (tmp, rows_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    rows_dir.mkdir(parents=True)
+    schema = arrow_schema(width)
+    try:
+        with pq.ParquetWriter(rows_dir / "rows.parquet", schema, compression="NONE") as w:
+            for start, batch in _chunks(src, params["row_group_rows"]):
+                w.write_table(pa.Table.from_batches(widen(batch, start, width).to_batches(), schema))
+        r = subprocess.run([py, "-c", SPARK_WRITE_SCRIPT, pkg, str(rows_dir), str(tmp)], capture_output=True,
+                           text=True, timeout=4 * 3600, env=spark_local_env())
+        if r.returncode != 0 or "RESULT " not in r.stdout:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise RuntimeError(f"Spark's Delta write of {name} failed (exit {r.returncode}, {pyspark_v}, {pkg}):\n"
+                               f"{r.stderr[-4000:]}")
+        engine = json.loads(r.stdout.split("RESULT ", 1)[1].splitlines()[0]).get("engine")
+    finally:
+        shutil.rmtree(rows_dir, ignore_errors=True)
+    specs = column_specs(width)
+    files, rows = [], 0
+    adds = deltalake.DeltaTable(str(tmp)).get_add_actions(flatten=True)
+    for rel in sorted(str(x) for x in adds.column("path").to_pylist()):
+        pf = pq.ParquetFile(tmp / rel)
+        files.append({"path": rel, "rows": pf.metadata.num_rows, "row_groups": pf.metadata.num_row_groups,
+                      "bytes": (tmp / rel).stat().st_size})
+        rows += pf.metadata.num_rows
+    for p in tmp.rglob(".*.crc"):
+        p.unlink()               # Hadoop's checksum side files: not part of the table
+    final = out_dir / name
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    info = {"name": name, "path": str(final), "width": width, "codec": "snappy", "dv": False,
+            "rows": rows, "physical_rows": rows, "files": files, "bytes": sum(f["bytes"] for f in files),
+            "columns": [n for n, _ in specs], "types": {n: DELTA_TYPE[t] for n, t in specs},
+            "row_group_rows": None, "page_rows": None, "layout": "spark", "spark": engine,
+            "delta_spark": pkg, "seconds": round(time.perf_counter() - t0, 1)}
+    _save_manifest(out_dir, name, params, info)
+    log(f"wrote {name} with Spark {pyspark_v} + {pkg} ({rows:,} rows, {len(files)} files) "
         f"in {time.perf_counter() - t0:.1f} s")
     return {name: dict(info, cached=False)}
 
@@ -958,7 +1036,7 @@ def main(argv=None) -> int:
                     help="file size target (default 512 at scale >= 1, else 64)")
     ap.add_argument("--row-group-rows", type=int, default=None,
                     help="default 131,072 (sieve layout), 100,000 (pyarrow, duckdb)")
-    ap.add_argument("--layouts", default="sieve", help="comma list of sieve,pyarrow,pyarrow_default,duckdb")
+    ap.add_argument("--layouts", default="sieve", help="comma list of " + ",".join(LAYOUTS))
     ap.add_argument("--page-rows", type=int, default=DEFAULT_PAGE_ROWS)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--queries", action="store_true", help="include every table's queries in the summary")

@@ -448,28 +448,34 @@ spark.conf.set("parquet.page.verify-checksum.enabled", "true")
 """
 
 SPARK_WRITE = SPARK_COMMON + r"""
-out, n = sys.argv[1], int(sys.argv[2])
-stride = int(sys.argv[3])
-df = spark.range(n).selectExpr(
-    "id", f"CAST((id * {stride}) % {n} AS INT) AS sel",
-    "xxhash64(id) AS i64", "CAST(xxhash64(id, 1) % 100000 AS INT) AS i32",
-    "CAST(xxhash64(id, 2) AS DOUBLE) / 1e9 AS f64",
-    "CAST(CAST(xxhash64(id, 3) % 100000000 AS DECIMAL(18,0)) / 1000 AS DECIMAL(18,3)) AS dec",
-    "date_add(DATE'2020-01-01', CAST(id % 5000 AS INT)) AS d",
-    "CASE WHEN id % 11 = 0 THEN NULL ELSE xxhash64(id, 4) END AS n64",
-    "concat('s', CAST(id AS STRING)) AS s")
-(df.coalesce(1).write.mode("overwrite")
+def frame(n, stride):
+    return spark.range(n).selectExpr(
+        "id", f"CAST((id * {stride}) % {n} AS INT) AS sel",
+        "xxhash64(id) AS i64", "CAST(xxhash64(id, 1) % 100000 AS INT) AS i32",
+        "CAST(xxhash64(id, 2) AS DOUBLE) / 1e9 AS f64",
+        "CAST(CAST(xxhash64(id, 3) % 100000000 AS DECIMAL(18,0)) / 1000 AS DECIMAL(18,3)) AS dec",
+        "date_add(DATE'2020-01-01', CAST(id % 5000 AS INT)) AS d",
+        "CASE WHEN id % 11 = 0 THEN NULL ELSE xxhash64(id, 4) END AS n64",
+        "concat('s', CAST(id AS STRING)) AS s",
+        "xxhash64(id div 2, 5) AS r64", "CAST(xxhash64(id div 2, 6) AS DOUBLE) / 1e9 AS rf")
+out, n, stride = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+(frame(n, stride).coalesce(1).write.mode("overwrite")
    .option("compression", "none").option("parquet.enable.dictionary", "false")
    .option("parquet.page.size", "16384").option("parquet.page.write-checksum.enabled", "true")
    .parquet(out))
+# Spark's defaults: Snappy, dictionary pages, pages of 20,000 rows, page
+# CRCs. parquet-java drops a dictionary its first page does not shrink (i64:
+# distinct random values, PLAIN from the start); r64 and rf repeat each value
+# twice, keep theirs and outgrow 1 MiB past about 262,000 rows: PLAIN after.
+out, n, stride = sys.argv[4], int(sys.argv[5]), int(sys.argv[6])
+frame(n, stride).coalesce(1).write.mode("overwrite").parquet(out)
 print("OK")
 """
 
 SPARK_READ = SPARK_COMMON + r"""
 paths = json.loads(sys.argv[1])
-k = int(sys.argv[2])
 res = {}
-for label, p in paths.items():
+for label, (p, k) in paths.items():
     try:
         df = spark.read.parquet(p)
         rows = df.filter(f"sel < {k}").orderBy("id").collect()
@@ -491,15 +497,30 @@ def test_spark_page_checksums(tmp_path, sievefs_bin, bucket, mount):
         pytest.skip("pyspark not available (set SIEVE_SPARK_PYTHON to a Python with pyspark; Java 17 needed)")
     if shutil.which("java") is None:
         pytest.skip("java not found (Spark needs Java 17)")
-    n = 60_000
-    out = tmp_path / "spark-out"
+    n, n_dict = 60_000, 300_000
+    out, out_dict = tmp_path / "spark-out", tmp_path / "spark-defaults"
     env = dict(os.environ, PYSPARK_PYTHON=py, SPARK_LOCAL_IP="127.0.0.1")
-    r = subprocess.run([py, "-c", SPARK_WRITE, str(out), str(n), str(vd._stride(n))], capture_output=True,
+    r = subprocess.run([py, "-c", SPARK_WRITE, str(out), str(n), str(vd._stride(n)),
+                        str(out_dict), str(n_dict), str(vd._stride(n_dict))], capture_output=True,
                        text=True, timeout=600, env=env, cwd=tmp_path)
     assert r.returncode == 0 and "OK" in r.stdout, r.stderr[-4000:]
     parts = sorted(out.glob("part-*.parquet"))
     assert len(parts) == 1, list(out.iterdir())
     part = parts[0]
+    dict_parts = sorted(out_dict.glob("part-*.parquet"))
+    assert len(dict_parts) == 1, list(out_dict.iterdir())
+    dict_part = dict_parts[0]
+    # Spark's defaults as the issue describes them: Snappy, dictionary pages,
+    # a fallback to PLAIN mid-chunk, page CRCs.
+    ddoc = vd.inspect_pages(sievefs_bin, dict_part)
+    dcols = {c["path"]: c for c in ddoc["row_groups"][0]["columns"]}
+    for col in ("r64", "rf"):
+        encodings = {p["encoding"] for p in dcols[col]["pages"] if p["type"].startswith("DATA_PAGE")}
+        assert dcols[col]["codec"] == "SNAPPY", dcols[col]["codec"]
+        assert "PLAIN" in encodings and encodings & {"PLAIN_DICTIONARY", "RLE_DICTIONARY"}, (col, encodings)
+        dict_pages = [p for p in dcols[col]["pages"] if p["type"] == "DICTIONARY_PAGE"]
+        assert dict_pages and dict_pages[0]["compressed_size"] >= 64 << 10, (col, dict_pages)
+    assert all(p["crc"] is not None for c in dcols.values() for p in c["pages"]), "Spark wrote no page CRCs"
     doc = vd.inspect_pages(sievefs_bin, part)
     pages = [p for rg in doc["row_groups"] for c in rg["columns"] for p in (c["pages"] or [])]
     assert any(p["crc"] is not None for p in pages), "Spark wrote no page CRCs"
@@ -514,13 +535,19 @@ def test_spark_page_checksums(tmp_path, sievefs_bin, bucket, mount):
     bad.write_bytes(bytes(data))
 
     key = "spark/tbl/part-00000.parquet"
-    m = mount(bucket=bucket({key: part.read_bytes(), "spark/tbl/_SUCCESS": b""}), args=vd.EVERY_PARTIAL)
-    k = 30
+    dict_key = "spark/defaults/part-00000.parquet"
+    m = mount(bucket=bucket({key: part.read_bytes(), "spark/tbl/_SUCCESS": b"",
+                             dict_key: dict_part.read_bytes()}), args=vd.EVERY_PARTIAL)
+    k, k_dict = 30, 60
     assert vd.write_hint(m.mp, "spark", {"where": f"sel < {k}"}).ok
+    assert vd.write_hint(m.mp, "sparkdict", {"where": f"sel < {k_dict}"}).ok
     view = vd.view_path(m.mp, "spark")
-    paths = {"local": str(out), "plain": str(m.mp / "spark/tbl"), "view": str(view / "spark/tbl"),
-             "corrupt": str(bad.parent)}
-    r = subprocess.run([py, "-c", SPARK_READ, json.dumps(paths), str(k)], capture_output=True, text=True,
+    dview = vd.view_path(m.mp, "sparkdict")
+    paths = {"local": [str(out), k], "plain": [str(m.mp / "spark/tbl"), k], "view": [str(view / "spark/tbl"), k],
+             "corrupt": [str(bad.parent), k], "dict_local": [str(out_dict), k_dict],
+             "dict_plain": [str(m.mp / "spark/defaults"), k_dict],
+             "dict_view": [str(dview / "spark/defaults"), k_dict]}
+    r = subprocess.run([py, "-c", SPARK_READ, json.dumps(paths)], capture_output=True, text=True,
                        timeout=600, env=env, cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-4000:]
     line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")][-1]
@@ -535,6 +562,15 @@ def test_spark_page_checksums(tmp_path, sievefs_bin, bucket, mount):
     st = vd.view_stats(m.mp, "spark")
     TALLY.add("spark", st)
     assert vd.synthesized(st) > 0, f"no page of the Spark file was synthesized or partial: {st}"
+    # Spark's defaults: the same rows through the view, checksums verified,
+    # with dictionary pages kept in part (only the entries selected rows use).
+    assert "error" not in res["dict_local"], res["dict_local"]
+    assert len(res["dict_local"]["rows"]) == k_dict
+    assert res["dict_plain"] == res["dict_local"], res["dict_plain"]
+    assert res["dict_view"] == res["dict_local"], res["dict_view"].get("error") or "view rows differ"
+    dst = vd.view_stats(m.mp, "sparkdict")
+    assert dst.get("dictionary_pages_partial", 0) > 0, f"no dictionary page of Spark's defaults kept in part: {dst}"
+    assert 0 < dst["dictionary_entries_fetched"] < dst["dictionary_entries"], dst
 
 
 # -- the views did something ------------------------------------------------------------------------
