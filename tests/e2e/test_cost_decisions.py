@@ -25,24 +25,29 @@ KEY = "t/part-00000.parquet"
 WHERE = "sel < 10"      # 10 rows scattered over the file (sel is a permutation of the rows)
 
 
+def write_random_file(path, payload_cols: int, seed: int, **write_kw):
+    """id, sel (a permutation of the rows) and payload_cols random int64 and
+    double columns, ROWS rows in 100,000-row groups, written by pyarrow."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(seed)
+    cols = {"id": pa.array(np.arange(ROWS, dtype=np.int64)),
+            "sel": pa.array(((np.arange(ROWS, dtype=np.int64) * 104729) % ROWS).astype(np.int32))}
+    for i in range(payload_cols):
+        v = rng.integers(-2**62, 2**62, ROWS) if i % 2 else rng.uniform(-1e6, 1e6, ROWS)
+        cols[f"c{i:02d}"] = pa.array(v)
+    pq.write_table(pa.table(cols), path, row_group_size=100_000, write_page_index=True, **write_kw)
+    return path
+
+
 @pytest.fixture(scope="module")
 def big_pages(tmp_path_factory):
     """A pyarrow file of 100,000-row groups, one page of 800 KB per column chunk
     (1 MiB page limit, 100,000 rows a page) and a page index."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    rng = np.random.default_rng(11)
-    cols = {"id": pa.array(np.arange(ROWS, dtype=np.int64)),
-            "sel": pa.array(((np.arange(ROWS, dtype=np.int64) * 104729) % ROWS).astype(np.int32))}
-    for i in range(PAYLOAD_COLS):
-        v = rng.integers(-2**62, 2**62, ROWS) if i % 2 else rng.uniform(-1e6, 1e6, ROWS)
-        cols[f"c{i:02d}"] = pa.array(v)
-    p = tmp_path_factory.mktemp("cost-decisions") / "part-00000.parquet"
-    pq.write_table(pa.table(cols), p, row_group_size=100_000, data_page_size=1 << 20,
-                   max_rows_per_page=100_000, use_dictionary=False, compression="NONE",
-                   write_page_index=True)
-    return p
+    return write_random_file(tmp_path_factory.mktemp("cost-decisions") / "part-00000.parquet", PAYLOAD_COLS, 11,
+                             data_page_size=1 << 20, max_rows_per_page=100_000, use_dictionary=False,
+                             compression="NONE")
 
 
 def wait_profile(m, timeout=90.0) -> dict:
@@ -102,3 +107,59 @@ def test_the_measured_link_decides(link, moto, s3, bucket, mount, big_pages):
     else:
         assert pages.get("partial", 0) == 0 and pages.get("synthesized", 0) == 0, (prof, st)
         assert chunks.get("file_cost", 0) + pages.get("request_cost", 0) > 0, (prof, st)
+
+
+DICT_COLS = 8
+
+
+@pytest.fixture(scope="module")
+def dictionary_pages(tmp_path_factory):
+    """pyarrow's defaults as delta-rs and Spark write them: Snappy, dictionary
+    pages (100,000 random values of 8 bytes: 800 KB dictionaries, under the
+    1 MiB limit), data pages of dictionary indices, encoding stats, a page
+    index; two row groups of 100,000 rows."""
+    return write_random_file(tmp_path_factory.mktemp("cost-dictionaries") / "part-00000.parquet", DICT_COLS, 12,
+                             compression="snappy")
+
+
+def test_dictionary_pages_are_priced_before_their_data_pages(moto, s3, bucket, mount, dictionary_pages):
+    """At `wan`, a file whose data pages are all dictionary indices: the
+    encoding stats make those pages real up front (`encoding`, never priced
+    as partial reads), and each dictionary page is either kept in part or
+    declined by the model (`saving`), once. Same rows as the local file."""
+    import duckdb
+    import pyarrow.parquet as pq
+    md = pq.ParquetFile(dictionary_pages).metadata
+    assert all(md.row_group(g).column(c).has_dictionary_page
+               for g in range(md.num_row_groups) for c in range(md.num_columns))
+    b = bucket({})
+    s3env.upload_file(s3, b, KEY, dictionary_pages)
+    cols = ["id"] + [f"c{i:02d}" for i in range(DICT_COLS)]
+    # 100 rows spread over every data page: none is synthesized, each is real.
+    where = "sel < 100"
+    query = f"SELECT {', '.join(cols)} FROM read_parquet('{{f}}') WHERE {where} ORDER BY id"
+    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=3).start()
+    try:
+        m = mount(bucket=b, endpoint=proxy.endpoint, warmup="automatic", args=("--max-connections", "256"))
+        prof = wait_profile(m)["profile"]
+        assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
+        con = duckdb.connect()
+        try:
+            got = con.execute(query.format(f=vd.view_path(m.mp, "q") / KEY)).fetchall()
+            want = con.execute(query.format(f=dictionary_pages)).fetchall()
+        finally:
+            con.close()
+        st = vd.view_stats(m.mp, "q")
+    finally:
+        proxy.stop()
+    assert got == want and len(want) == 100, vd.first_diff(got, want)
+    pages, chunks = st["page_reasons"], st["chunk_reasons"]
+    print(f"profile {prof}; chunks {chunks}; pages {pages}; dictionary pages kept "
+          f"{st.get('dictionary_pages_partial', 0)}")
+    n_chunks = md.num_row_groups * (len(cols) + 1)       # the projection and the filter column
+    assert all(v >= 0 for v in chunks.values()) and sum(chunks.values()) == n_chunks, chunks
+    assert chunks.get("filter_column") == md.num_row_groups, chunks
+    assert pages.get("encoding", 0) > 0 and pages.get("partial", 0) == 0 and pages.get("synthesized", 0) == 0, pages
+    # Every dictionary page of a planned chunk with selected rows: kept, or declined once.
+    planned = chunks.get("planned", 0) + chunks.get("file_cost", 0)
+    assert st.get("dictionary_pages_partial", 0) + pages.get("saving", 0) == planned, st
