@@ -325,6 +325,47 @@ def test_writer_layouts_read_alike(writers):
 
 
 @pytest.mark.timeout(900)
+def test_delta_writer_layouts(writers, tmp_path):
+    """The Delta writers' layouts with every default: deltalake (arrow-rs) and,
+    when a Spark with delta-spark is at hand, Spark (parquet-java): Snappy,
+    dictionary pages, an OffsetIndex, Spark's page CRCs; the same rows as
+    the other layouts, read through each table's own Delta log."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+    layouts = ("deltalake", "spark") if bd.spark_python() else ("deltalake",)
+    gen = bd.generate(tmp_path, scale=SCALE, widths=(90,), codecs=("none",), layouts=layouts)
+    assert set(gen["tables"]) == {f"lineitem_w90_snappy_{lay}" for lay in layouts}
+    schema = bd.arrow_schema(90)
+    ref = next(iter(writers["tables"].values()))
+    want = DeltaTable(ref["path"]).to_pyarrow_table().cast(schema).sort_by("rownum")
+    for name, info in gen["tables"].items():
+        writer = "parquet-mr" if info["layout"] == "spark" else "delta-rs"
+        dictionaries = crcs = 0
+        for path in _files(info):
+            md = pq.ParquetFile(path).metadata
+            assert md.created_by.startswith(writer), (name, md.created_by)
+            for g in range(md.num_row_groups):
+                for c in range(md.num_columns):
+                    cc = md.row_group(g).column(c)
+                    assert cc.compression == "SNAPPY" and cc.has_offset_index, (name, cc.path_in_schema)
+                    dictionaries += cc.has_dictionary_page
+            if os.access(BIN, os.X_OK):
+                r = subprocess.run([BIN, "inspect", str(path), "--json", "--pages"], capture_output=True,
+                                   text=True, timeout=60)
+                assert r.returncode == 0, r.stderr
+                crcs += sum(p["crc"] is not None for rg in json.loads(r.stdout)["row_groups"]
+                            for cc in rg["columns"] for p in cc["pages"])
+        assert dictionaries > 0, f"{name}: no dictionary page"
+        if info["layout"] == "spark" and os.access(BIN, os.X_OK):
+            assert crcs > 0, f"{name}: Spark wrote no page CRC"
+        got = DeltaTable(info["path"]).to_pyarrow_table().cast(schema).sort_by("rownum")
+        assert got.equals(want), f"{name}: rows differ from {ref['name']}"
+        assert info["rows"] == want.num_rows and sum(f["rows"] for f in info["files"]) == info["rows"]
+    again = bd.generate(tmp_path, scale=SCALE, widths=(90,), codecs=("none",), layouts=layouts)
+    assert {i["cached"] for i in again["tables"].values()} == {True}
+
+
+@pytest.mark.timeout(900)
 def test_deletion_vector_variant(small, tmp_path):
     found = bd.spark_python()
     if found is None:
