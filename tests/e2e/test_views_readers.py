@@ -373,6 +373,43 @@ def test_predicate_types(layout_name, matrix, mount):
 
 
 # -- Delta --------------------------------------------------------------------------------------
+def delta_reads(root: Path, k: int) -> dict:
+    """Rows with sel < k of the Delta table at root, by deltalake (its own
+    scan), DuckDB and polars (over the files deltalake lists)."""
+    import polars as pl
+    from deltalake import DeltaTable
+    flt = vd.to_pa(("lt", "sel", k))
+    dt_ = DeltaTable(str(root))
+    files = [u[len("file://"):] if u.startswith("file://") else u for u in dt_.file_uris()]
+    assert files and all(f.startswith(str(root)) for f in files), files
+    lst = ", ".join(f"'{f}'" for f in files)
+    return {"deltalake": vd.rows_of(dt_.to_pyarrow_dataset().to_table(filter=flt)),
+            "duckdb": duck_rows(f"SELECT * FROM read_parquet([{lst}]) WHERE sel < {k} ORDER BY part, id"),
+            "polars": vd.rows_of(pl.scan_parquet(files).filter(pl.col("sel") < k).collect().to_arrow())}
+
+
+def delta_view(tmp_path, bucket, mount, local: Path, hint: str, k: int):
+    """local (under tmp_path) in a bucket, a mount with a view of sel < k:
+    (mount, the table in the view, the view's stats after every reader read
+    the view, the plain path and local alike)."""
+    objs = {str(p.relative_to(tmp_path)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
+    assert any("/_delta_log/" in key for key in objs)
+    m = mount(bucket=bucket(objs), args=vd.EVERY_PARTIAL)
+    r = vd.write_hint(m.mp, hint, {"where": f"sel < {k}"})
+    assert r.ok, r
+    rel = local.relative_to(tmp_path)
+    view = vd.view_path(m.mp, hint) / rel
+    want = delta_reads(local, k)
+    assert len(want["deltalake"]) > 0
+    for name, got in delta_reads(view, k).items():
+        assert got == want[name], f"{name} through the view: {vd.first_diff(got, want[name])}"
+    for name, got in delta_reads(m.mp / rel, k).items():
+        assert got == want[name], f"{name} through the plain path: {vd.first_diff(got, want[name])}"
+    st = vd.view_stats(m.mp, hint)
+    TALLY.add(hint, st)
+    return m, objs, st
+
+
 @pytest.mark.timeout(600)
 def test_delta_table(tmp_path, s3, bucket, mount):
     import pyarrow as pa
@@ -389,37 +426,31 @@ def test_delta_table(tmp_path, s3, bucket, mount):
         write_deltalake(str(local), t, mode="append", writer_properties=wp)
         if part == 0:
             DeltaTable(str(local)).create_checkpoint()  # readers then read a checkpoint Parquet file too
-    objs = {str(p.relative_to(tmp_path)): p.read_bytes() for p in local.rglob("*") if p.is_file()}
-    assert any(k.startswith("delta/tbl/_delta_log/") for k in objs)
-    m = mount(bucket=bucket(objs), args=vd.EVERY_PARTIAL)
     k = 20
-    r = vd.write_hint(m.mp, "delta", {"where": f"sel < {k}"})
-    assert r.ok, r
-    view = vd.view_path(m.mp, "delta") / "delta" / "tbl"
-    flt = vd.to_pa(("lt", "sel", k))
-
-    def dl(root):
-        return vd.rows_of(DeltaTable(str(root)).to_pyarrow_dataset().to_table(filter=flt))
-
-    want = dl(local)
-    assert len(want) == 3 * k
+    m, objs, st = delta_view(tmp_path, bucket, mount, local, "delta", k)
     assert any(".checkpoint.parquet" in key for key in objs), sorted(objs)
-    assert dl(view) == want
-    assert dl(m.mp / "delta" / "tbl") == want
-
-    def duck_delta(root):
-        files = [u[len("file://"):] if u.startswith("file://") else u for u in DeltaTable(str(root)).file_uris()]
-        assert files and all(f.startswith(str(root)) for f in files), files
-        lst = ", ".join(f"'{f}'" for f in files)
-        return duck_rows(f"SELECT * FROM read_parquet([{lst}]) WHERE sel < {k} ORDER BY part, id")
-
-    assert duck_delta(view) == duck_delta(local)
-    st = vd.view_stats(m.mp, "delta")
-    TALLY.add("delta", st)
     assert {f["path"] for f in st["files"] if f["path"].endswith(".parquet")}, st
     for f in st["files"]:
         if "/_delta_log/" in f["path"]:
             assert f["state"] == "real", f  # the checkpoint has no column sel: served real
+
+
+@pytest.mark.timeout(600)
+def test_delta_table_with_the_writers_defaults(tmp_path, s3, bucket, mount):
+    """write_deltalake with every default (arrow-rs: Snappy, dictionary pages,
+    nullable columns): the same rows through the view for deltalake, DuckDB
+    and polars, with dictionary pages kept in part."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import write_deltalake
+    local = tmp_path / "delta" / "defaults"
+    for part in range(2):
+        t = vd.make_table(20_000, "delta-defaults", part=part, nullable=True)
+        t = t.set_column(t.schema.get_field_index("ts"), "ts", pc.cast(t["ts"], pa.timestamp("us", tz="UTC")))
+        write_deltalake(str(local), t, mode="append")
+    m, _, st = delta_view(tmp_path, bucket, mount, local, "deltadef", 30)
+    assert st.get("dictionary_pages_partial", 0) > 0, f"no dictionary page kept in part: {st}"
+    assert 0 < st["dictionary_entries_fetched"] < st["dictionary_entries"], st
 
 
 # -- Spark ----------------------------------------------------------------------------------------
