@@ -2,7 +2,7 @@
 one machine, over an emulated link. See docs/benchmarks.md for the method and
 the latest results.
 
-    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, five writer layouts, wan: ~50 min here (estimated)
+    scripts/bench --quick        # TPC-H SF 0.02, 90 columns, five writer layouts, wan: ~110 min here (estimated)
     scripts/bench --full         # TPC-H SF10, 90 and 416 columns, none/zstd, every link, every contender
 
 The tables are written by real writers (bench_data.py layouts `pyarrow`, with

@@ -444,7 +444,7 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "70-column query moves about 75 MB, 5–6 s), 0.1 % scattered, 0.1 % clustered and the full "
               "scan, readers DuckDB, pyarrow and deltalake, contenders view, plain and s3fs, 3 pairs, one "
               "later query: 405 timed runs (with two layouts, 162 runs took about 20 minutes on this 2-core machine; "
-              "the five, about 50 minutes). What it leaves out "
+              "the five, about 110 minutes, estimated from the rate of its first 51 runs). What it leaves out "
               "to stay there: rclone and the direct clients (`--contenders view,plain,s3fs,rclone,direct`: "
               "well over 30 minutes), the 0.02 % scattered query (`--queries …,scattered_0_02pct`), the `_dv` "
               "tables (`--dv`), and larger files: `--scale 0.085` gives the ~5 row groups per file of "
