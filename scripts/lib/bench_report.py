@@ -290,7 +290,9 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
           server: str | None = None) -> None:
     summary = summarize(runs, models)
     pngs = _plots(img, summary)
-    rel_img = Path("img")
+    # Links relative to the report: a second report keeps its plots in a
+    # folder of its own (the plots of an earlier plan are cleared per folder).
+    rel_img = Path(__import__("os").path.relpath(Path(img).resolve(), Path(out).resolve().parent))
     lines = ["# Benchmarks", "",
              "Written by `scripts/bench` (do not edit by hand). Method: [below](#method).", "",
              f"- machine: {platform.node()}, {platform.machine()}, {__import__('os').cpu_count()} CPUs, "

@@ -53,9 +53,10 @@ def test_quick_plan_on_lan(tmp_path):
     assert all(x["bytes"] > 0 and x["requests"] > 0 and x["rows"] > 0 for x in runs)
     assert all(x["daemon_peak_bytes"] > 0 for x in runs if x["contender"] != "direct")
     assert doc["plan"]["sievefs_args"] == "--request-cost 0"
-    # the quick plan's three real-writer layouts, every reader on each
+    # the quick plan's five real-writer layouts, every reader on each
     assert {x["table"] for x in runs} == {"lineitem_w90_none_pyarrow", "lineitem_w90_none_pyarrow_default",
-                                          "lineitem_w90_none_duckdb"}
+                                          "lineitem_w90_none_duckdb", "lineitem_w90_snappy_deltalake",
+                                          "lineitem_w90_snappy_spark"}
     for x in runs:
         sieve = x["contender"] in ("view", "plain")
         # a later query in the same process on the same mount, for the sievefs contenders only
@@ -77,7 +78,7 @@ def test_quick_plan_on_lan(tmp_path):
     assert "later query s" in md and "## Connection profile of each sievefs mount" in md
     assert "## Scheduler probe" in md and "sievefs measured: commit `" in md
     pngs = sorted(p.name for p in (tmp_path / "img").glob("*.png"))
-    assert len(pngs) == 3 * 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 3 tables x 3 readers x (time, bytes)
+    assert len(pngs) == 5 * 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 5 tables x 3 readers x (time, bytes)
     assert "sievefs index lineitem_w90_none_pyarrow_default" in r.stdout, r.stdout[-3000:]
 
 
@@ -101,7 +102,8 @@ def test_deletion_vector_table_read_by_deltalake_only(tmp_path):
     import bench_data as bd
     if bd.spark_python() is None:
         pytest.skip("no Spark with delta-spark (scripts/setup creates tests/e2e/.data/spark-venv)")
-    r, doc = _bench(tmp_path, "--dv", "--queries", "scattered_0_1pct", "--contenders", "view,plain,direct")
+    r, doc = _bench(tmp_path, "--dv", "--queries", "scattered_0_1pct", "--contenders", "view,plain,direct",
+                    "--layouts", "pyarrow,pyarrow_default,duckdb")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     runs = doc["runs"]
     # the deletion vectors go into a copy of the first layout's table
