@@ -507,12 +507,12 @@ static bool dictionaries_may_pay(const cost_link *link, const view_file *vf, vch
         part_bytes += PP_HEADER_PROBE + entry_bytes;
         whole_bytes += size;
     }
-    const bool pays = cost_partial_time(link, round_requests, 4, part_bytes) <=
-                      (1.0 - COST_MIN_SAVING) * cost_whole_time(link, whole_bytes, ncands);
+    const double t_keep = cost_partial_time(link, round_requests, 4, part_bytes);
+    const double t_whole = cost_whole_time(link, whole_bytes, ncands);
+    const bool pays = t_keep <= (1.0 - COST_MIN_SAVING) * t_whole;
     log_debug("%s: %zu dictionary pages, %llu B whole: keeping entries estimated %.3f s (%llu B, %llu "
-              "entry requests), whole %.3f s: %s", vf->relpath, ncands, (unsigned long long)whole_bytes,
-              cost_partial_time(link, round_requests, 4, part_bytes), (unsigned long long)part_bytes,
-              (unsigned long long)round_requests[3], cost_whole_time(link, whole_bytes, ncands),
+              "entry requests), whole %.3f s: %s", vf->relpath, ncands, (unsigned long long)whole_bytes, t_keep,
+              (unsigned long long)part_bytes, (unsigned long long)round_requests[3], t_whole,
               pays ? "keep entries" : "read whole");
     return pays;
 }

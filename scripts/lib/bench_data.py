@@ -667,7 +667,6 @@ def _generate_deltalake_table(out_dir: Path, src: Path, name: str, width: int, c
     defaults, streaming the widened batches; its own files and log."""
     import deltalake
     import pyarrow as pa
-    import pyarrow.parquet as pq
     t0 = time.perf_counter()
     tmp = out_dir / f"{name}.tmp{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
@@ -677,6 +676,18 @@ def _generate_deltalake_table(out_dir: Path, src: Path, name: str, width: int, c
         for start, batch in _chunks(src, params["row_group_rows"]):
             yield from widen(batch, start, width).to_batches()
     deltalake.write_deltalake(str(tmp), pa.RecordBatchReader.from_batches(schema, batches()), mode="overwrite")
+    info = _finish_writer_table(out_dir, tmp, name, width, params, "deltalake", t0)
+    log(f"wrote {name} with deltalake {deltalake.__version__} ({info['rows']:,} rows, {len(info['files'])} files) "
+        f"in {time.perf_counter() - t0:.1f} s")
+    return {name: dict(info, cached=False)}
+
+
+def _finish_writer_table(out_dir: Path, tmp: Path, name: str, width: int, params: dict, layout: str, t0: float,
+                         **extra) -> dict:
+    """A Delta writer's table in tmp (its files as its own log lists them)
+    moved to out_dir/name, with its manifest saved; returns its info."""
+    import deltalake
+    import pyarrow.parquet as pq
     specs = column_specs(width)
     files, rows = [], 0
     adds = deltalake.DeltaTable(str(tmp)).get_add_actions(flatten=True)
@@ -691,24 +702,30 @@ def _generate_deltalake_table(out_dir: Path, src: Path, name: str, width: int, c
     info = {"name": name, "path": str(final), "width": width, "codec": "snappy", "dv": False,
             "rows": rows, "physical_rows": rows, "files": files, "bytes": sum(f["bytes"] for f in files),
             "columns": [n for n, _ in specs], "types": {n: DELTA_TYPE[t] for n, t in specs},
-            "row_group_rows": None, "page_rows": None, "layout": "deltalake",
+            "row_group_rows": None, "page_rows": None, "layout": layout, **extra,
             "seconds": round(time.perf_counter() - t0, 1)}
     _save_manifest(out_dir, name, params, info)
-    log(f"wrote {name} with deltalake {deltalake.__version__} ({rows:,} rows, {len(files)} files) "
-        f"in {time.perf_counter() - t0:.1f} s")
-    return {name: dict(info, cached=False)}
+    return info
 
 
-SPARK_WRITE_SCRIPT = r"""
+# A local Spark with delta-spark (its Maven coordinates in argv[1]) for the
+# scripts below. (Two shuffle partitions: the DV script's DELETE; the layout's
+# write has no shuffle, so Spark's defaults decide its files.)
+SPARK_SESSION = r"""
 import json, sys
 from pyspark.sql import SparkSession
-pkg, src, out = sys.argv[1], sys.argv[2], sys.argv[3]
-spark = (SparkSession.builder.master("local[2]").appName("sievefs-bench-write")
+pkg = sys.argv[1]
+spark = (SparkSession.builder.master("local[2]").appName("sievefs-bench")
          .config("spark.ui.enabled", "false").config("spark.jars.packages", pkg)
          .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
          .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-         .config("spark.driver.memory", "3g").config("spark.ui.showConsoleProgress", "false").getOrCreate())
+         .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
+         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
 spark.sparkContext.setLogLevel("ERROR")
+"""
+
+SPARK_WRITE_SCRIPT = SPARK_SESSION + r"""
+src, out = sys.argv[2], sys.argv[3]
 spark.read.parquet(src).write.format("delta").mode("overwrite").save(out)
 h = spark.sql(f"DESCRIBE HISTORY delta.`{out}` LIMIT 1").collect()[0].asDict()
 print("\nRESULT " + json.dumps({"engine": h.get("engineInfo"), "metrics": h["operationMetrics"]}), flush=True)
@@ -718,7 +735,6 @@ print("\nRESULT " + json.dumps({"engine": h.get("engineInfo"), "metrics": h["ope
 def _generate_spark_table(out_dir: Path, src: Path, name: str, width: int, codec: str, params: dict) -> dict:
     """The spark layout (module docstring): the widened rows as one
     uncompressed Parquet file, then Spark's Delta writer with its defaults."""
-    import deltalake
     import pyarrow as pa
     import pyarrow.parquet as pq
     t0 = time.perf_counter()
@@ -742,26 +758,10 @@ def _generate_spark_table(out_dir: Path, src: Path, name: str, width: int, codec
         engine = json.loads(r.stdout.split("RESULT ", 1)[1].splitlines()[0]).get("engine")
     finally:
         shutil.rmtree(rows_dir, ignore_errors=True)
-    specs = column_specs(width)
-    files, rows = [], 0
-    adds = deltalake.DeltaTable(str(tmp)).get_add_actions(flatten=True)
-    for rel in sorted(str(x) for x in adds.column("path").to_pylist()):
-        pf = pq.ParquetFile(tmp / rel)
-        files.append({"path": rel, "rows": pf.metadata.num_rows, "row_groups": pf.metadata.num_row_groups,
-                      "bytes": (tmp / rel).stat().st_size})
-        rows += pf.metadata.num_rows
     for p in tmp.rglob(".*.crc"):
         p.unlink()               # Hadoop's checksum side files: not part of the table
-    final = out_dir / name
-    shutil.rmtree(final, ignore_errors=True)
-    tmp.rename(final)
-    info = {"name": name, "path": str(final), "width": width, "codec": "snappy", "dv": False,
-            "rows": rows, "physical_rows": rows, "files": files, "bytes": sum(f["bytes"] for f in files),
-            "columns": [n for n, _ in specs], "types": {n: DELTA_TYPE[t] for n, t in specs},
-            "row_group_rows": None, "page_rows": None, "layout": "spark", "spark": engine,
-            "delta_spark": pkg, "seconds": round(time.perf_counter() - t0, 1)}
-    _save_manifest(out_dir, name, params, info)
-    log(f"wrote {name} with Spark {pyspark_v} + {pkg} ({rows:,} rows, {len(files)} files) "
+    info = _finish_writer_table(out_dir, tmp, name, width, params, "spark", t0, spark=engine, delta_spark=pkg)
+    log(f"wrote {name} with Spark {pyspark_v} + {pkg} ({info['rows']:,} rows, {len(info['files'])} files) "
         f"in {time.perf_counter() - t0:.1f} s")
     return {name: dict(info, cached=False)}
 
@@ -816,17 +816,8 @@ def ensure_spark_python() -> tuple[str, str, str]:
     return found
 
 
-SPARK_DV_SCRIPT = r"""
-import json, sys
-from pyspark.sql import SparkSession
-pkg, where, paths = sys.argv[1], sys.argv[2], sys.argv[3:]
-spark = (SparkSession.builder.master("local[2]").appName("sievefs-bench-dv")
-         .config("spark.ui.enabled", "false").config("spark.jars.packages", pkg)
-         .config("spark.sql.extensions", "io.delta.sql.DeltaSparkSessionExtension")
-         .config("spark.sql.catalog.spark_catalog", "org.apache.spark.sql.delta.catalog.DeltaCatalog")
-         .config("spark.sql.shuffle.partitions", "2").config("spark.driver.memory", "3g")
-         .config("spark.ui.showConsoleProgress", "false").getOrCreate())
-spark.sparkContext.setLogLevel("ERROR")
+SPARK_DV_SCRIPT = SPARK_SESSION + r"""
+where, paths = sys.argv[2], sys.argv[3:]
 for path in paths:
     t = f"delta.`{path}`"
     before = spark.sql(f"SELECT count(*) FROM {t}").collect()[0][0]
