@@ -163,6 +163,68 @@ static plan_estimate estimate_page(const pq_page *pg, const page_job *j, uint32_
     return e;
 }
 
+/* A data page with no selected row: synthesized when the file's partial
+ * plan is declined too, if synthesis_pays. */
+static bool job_synthesized_either_way(const page_job *j)
+{
+    return !j->dictionary && j->n_rows == 0;
+}
+
+/* Whether the pages without a selected row of a declined plan are cheaper
+ * synthesized than read whole with the rest: their header probes, joined as
+ * the planning rounds join them (pages closer than fetch_merge are read
+ * through), ride in one round with the real pages; read whole, they cost
+ * their bytes and a request per chunk. Small pages close together save
+ * little and cost a request each. */
+static bool synthesis_pays(const cost_link *link, const view_file *vf, const page_job *jobs, size_t njobs,
+                           uint64_t fetch_merge)
+{
+    fetch_span *probes = malloc((njobs ? njobs : 1) * sizeof *probes);
+    if (!probes)
+        return false; /* read whole, as without a plan */
+    size_t n = 0;
+    uint64_t whole_bytes = 0, whole_requests = 0;
+    const vchunk *last = NULL;
+    for (size_t i = 0; i < njobs; i++) {
+        if (!job_synthesized_either_way(&jobs[i]))
+            continue;
+        const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
+        probes[n++] = (fetch_span){pg->offset, pg->total_size < PP_HEADER_PROBE ? pg->total_size : PP_HEADER_PROBE,
+                                   NULL};
+        whole_bytes += pg->total_size;
+        if (jobs[i].ch != last)
+            whole_requests++;
+        last = jobs[i].ch;
+    }
+    if (n == 0) {
+        free(probes);
+        return true;
+    }
+    qsort(probes, n, sizeof *probes, cmp_span);
+    uint64_t probe_bytes = 0, probe_requests = 0;
+    uint64_t start = probes[0].off, end = probes[0].off + probes[0].len;
+    for (size_t i = 1; i <= n; i++) {
+        if (i < n && probes[i].off <= end + fetch_merge && probes[i].off + probes[i].len - start <= COST_MAX_FETCH) {
+            if (probes[i].off + probes[i].len > end)
+                end = probes[i].off + probes[i].len;
+            continue;
+        }
+        probe_bytes += end - start;
+        probe_requests++;
+        if (i < n)
+            start = probes[i].off, end = probes[i].off + probes[i].len;
+    }
+    free(probes);
+    const double synth = cost_whole_time(link, probe_bytes, probe_requests);
+    const double whole = cost_whole_time(link, whole_bytes, whole_requests);
+    const bool pays = synth <= (1 - COST_MIN_SAVING) * whole;
+    log_debug("%s: %zu pages without a selected row: header probes %llu B in %llu requests, %.3f s; whole %llu B, "
+              "%.3f s: %s",
+              vf->relpath, n, (unsigned long long)probe_bytes, (unsigned long long)probe_requests, synth,
+              (unsigned long long)whole_bytes, whole, pays ? "synthesized" : "read whole");
+    return pays;
+}
+
 /* Judge the file's partial plan as a whole: its pages share the planning
  * rounds, so 70 columns pay for two round trips once, not 70 times. One debug
  * line per chunk gives both estimates and the choice. */
@@ -172,7 +234,10 @@ static bool file_plan_pays(const cost_link *link, const view_file *vf, const pag
     uint64_t part_bytes = 0, whole_bytes = 0, whole_requests = 0;
     uint32_t rounds = 0;
     uint64_t round_requests[2] = {0, 0}; /* the header probes, then the values */
+    const page_job *prev = NULL;
     for (size_t i = 0; i < njobs; i++) {
+        if (job_synthesized_either_way(&jobs[i]))
+            continue;
         const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
         const plan_estimate e = estimate_page(pg, &jobs[i], gap_merge);
         part_bytes += e.bytes;
@@ -180,9 +245,12 @@ static bool file_plan_pays(const cost_link *link, const view_file *vf, const pag
         round_requests[0]++;
         round_requests[1] += e.requests - 1;
         whole_bytes += pg->total_size;
-        if (i == 0 || jobs[i].ch != jobs[i - 1].ch)
+        if (!prev || jobs[i].ch != prev->ch)
             whole_requests++; /* a reader reads a chunk's pages in one go */
+        prev = &jobs[i];
     }
+    if (!prev)
+        return true; /* only pages without a selected row: synthesis_pays judges them */
     const bool pays = cost_file_pays_rounds(link, round_requests, rounds, part_bytes, whole_bytes,
                                             whole_requests, COST_MIN_SAVING);
     if (SV_LOG_DEBUG <= sv_log_threshold) {
@@ -432,6 +500,28 @@ static bool data_pages_never_partial(const pq_column_chunk *cc, pq_physical_type
         if (es->page_type != PQ_PAGE_DATA && es->page_type != PQ_PAGE_DATA_V2)
             continue;
         if (es->count > 0 && pp_encoding_reads_partially(es->encoding, type))
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+/* Whether the chunk's dictionary holds an entry, from the footer alone: the
+ * encoding stats list dictionary-encoded data pages only and the
+ * statistics count fewer nulls than values, so some value is a reference
+ * into it. A synthesized data page may then reference entry 0, which lets
+ * it take sizes that nulls alone cannot fill. */
+static bool dictionary_has_entries(const pq_column_chunk *cc)
+{
+    if (cc->n_encoding_stats == 0 || !cc->has_statistics || !cc->statistics.has_null_count ||
+        cc->statistics.null_count < 0 || cc->statistics.null_count >= cc->num_values)
+        return false;
+    bool any = false;
+    for (uint32_t i = 0; i < cc->n_encoding_stats; i++) {
+        const pq_encoding_stats *es = &cc->encoding_stats[i];
+        if ((es->page_type != PQ_PAGE_DATA && es->page_type != PQ_PAGE_DATA_V2) || es->count <= 0)
+            continue;
+        if (es->encoding != PQ_ENC_RLE_DICTIONARY && es->encoding != PQ_ENC_PLAIN_DICTIONARY)
             return false;
         any = true;
     }
@@ -797,10 +887,17 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     }
     free(dcands);
     /* The --request-cost override keeps the per-page model (rounds free). */
-    if (njobs > 0 && link.source == COST_SOURCE_PROFILE && !file_plan_pays(&link, vf, jobs, njobs, gap_merge)) {
-        /* Every candidate page is read whole; its chunk counts as file_cost
+    const bool priced = njobs > 0 && link.source == COST_SOURCE_PROFILE;
+    const bool partial = !priced || file_plan_pays(&link, vf, jobs, njobs, gap_merge);
+    const bool synthesize = !priced || synthesis_pays(&link, vf, jobs, njobs, fetch_merge);
+    if (!partial || !synthesize) {
+        /* The pages the model declines are read whole: those with a selected
+         * row when the file's partial plan does not pay, those without one
+         * when their synthesis does not. Their chunk counts as file_cost
          * (once: a chunk's dictionary job comes after the data pages' jobs). */
         for (size_t i = 0; i < njobs; i++) {
+            if (job_synthesized_either_way(&jobs[i]) ? synthesize : partial)
+                continue;
             const pq_page *pg = &jobs[i].ch->pm.pages[jobs[i].page];
             if (!jobs[i].ch->file_cost) {
                 jobs[i].ch->file_cost = true;
@@ -855,6 +952,10 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 .gap_merge = gap_merge,
                 .min_saving = COST_MIN_SAVING,
                 .request_cost = rc,
+                .dict_values = j->ch->pm.dict_page >= 0 &&
+                                       dictionary_has_entries(&m->row_groups[j->ch->rg].columns[j->ch->col])
+                                   ? 1
+                                   : 0,
                 .dictionary = j->dictionary,
                 .dict_entries = j->entries,
                 .n_dict_entries = j->n_entries,

@@ -88,10 +88,10 @@ typedef struct {
      * plus this per request stay within (1 - min_saving) of the page plus one
      * request. 0: bytes alone count. */
     uint32_t request_cost;
-    /* Entries of the chunk's dictionary page (its header's num_values) when
-     * the caller knows them; 0 when unknown. A synthesized dictionary-encoded
-     * page may reference entry 0 only when this is > 0 (or when the page's
-     * real levels show it has values). */
+    /* Entries of the chunk's dictionary page (its header's num_values), or
+     * any lower bound the caller knows (only > 0 matters); 0 when unknown.
+     * A synthesized dictionary-encoded page may reference entry 0 only when
+     * this is > 0 (or when the page's real levels show it has values). */
     int64_t dict_values;
     /* A dictionary page (page is the chunk's dictionary page, rows unused):
      * the entries the selected rows of its data pages reference, sorted and

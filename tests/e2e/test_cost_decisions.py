@@ -163,3 +163,67 @@ def test_dictionary_pages_are_priced_before_their_data_pages(moto, s3, bucket, m
     # Every dictionary page of a planned chunk with selected rows: kept, or declined once.
     planned = chunks.get("planned", 0) + chunks.get("file_cost", 0)
     assert st.get("dictionary_pages_partial", 0) + pages.get("saving", 0) == planned, st
+
+
+@pytest.fixture(scope="module", params=[25_000, 5_000], ids=["200KB-pages", "40KB-pages"])
+def paged_file(request, tmp_path_factory):
+    """The same kind of file with 25,000-row pages (200 KB, four a column
+    chunk) or 5,000-row pages (40 KB, twenty), PLAIN and uncompressed, with a
+    page index. Returns (path, rows a page)."""
+    path = write_random_file(tmp_path_factory.mktemp(f"cost-pages-{request.param}") / "part-00000.parquet", 8, 13,
+                             data_page_size=1 << 20, max_rows_per_page=request.param, use_dictionary=False,
+                             compression="NONE")
+    return path, request.param
+
+
+def test_a_declined_plan_prices_pages_without_a_selected_row(moto, s3, bucket, mount, paged_file):
+    """At `wan`, a clustered selection that takes 80 % of one page per chunk:
+    reading that page in part saves too little to repay a round trip, so it
+    is read whole (`file_cost`). The chunk's other pages hold no selected
+    row. 200 KB pages: their header probes cost far less than their bytes,
+    so they are synthesized (a declined plan used to fetch them too). 40 KB
+    pages: probes closer than a request is worth are read through, which
+    saves nothing, so they are read whole with the rest and the plan takes
+    no round. DuckDB and pyarrow read the same rows as from the local file."""
+    import duckdb
+    import pyarrow.dataset as ds
+    path, page_rows = paged_file
+    b = bucket({})
+    s3env.upload_file(s3, b, KEY, path)
+    cols = ["id"] + [f"c{i:02d}" for i in range(8)]
+    lo, hi = page_rows // 25, page_rows * 21 // 25   # 80 % of the first page
+    where = f"id >= {lo} AND id < {hi}"
+    query = f"SELECT {', '.join(cols)} FROM read_parquet('{{f}}') WHERE {where} ORDER BY id"
+    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=4).start()
+    try:
+        m = mount(bucket=b, endpoint=proxy.endpoint, warmup="automatic", args=("--max-connections", "256"))
+        prof = wait_profile(m)["profile"]
+        assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
+        con = duckdb.connect()
+        try:
+            got = con.execute(query.format(f=vd.view_path(m.mp, "q") / KEY)).fetchall()
+            want = con.execute(query.format(f=path)).fetchall()
+        finally:
+            con.close()
+        filt = (ds.field("id") >= lo) & (ds.field("id") < hi)
+        got_pa = ds.dataset(str(vd.view_path(m.mp, "q") / KEY)).to_table(columns=cols, filter=filt).sort_by("id")
+        want_pa = ds.dataset(str(path)).to_table(columns=cols, filter=filt).sort_by("id")
+        st = vd.view_stats(m.mp, "q")
+    finally:
+        proxy.stop()
+    assert got == want and len(want) == hi - lo, vd.first_diff(got, want)
+    assert got_pa.equals(want_pa)
+    pages, chunks = st["page_reasons"], st["chunk_reasons"]
+    print(f"profile {prof}; chunks {chunks}; pages {pages}; fetched {st['bytes_fetched']} of "
+          f"{st['ordinary_bytes']} B in {st['requests']} planning requests")
+    assert chunks.get("file_cost", 0) > 0 and pages.get("partial", 0) == 0, st
+    pages_a_chunk = 100_000 // page_rows
+    if page_rows == 25_000:
+        # Per declined chunk: one page read whole, three synthesized.
+        assert pages.get("saving", 0) == chunks["file_cost"], st
+        assert pages.get("synthesized", 0) >= (pages_a_chunk - 1) * chunks["file_cost"], st
+        assert st["bytes_fetched"] < st["ordinary_bytes"] / 2, st
+    else:
+        # Every page of a declined chunk read whole, no planning request.
+        assert pages.get("synthesized", 0) == 0 and st["requests"] == 0, st
+        assert pages.get("saving", 0) + pages.get("request_cost", 0) == pages_a_chunk * chunks["file_cost"], st
