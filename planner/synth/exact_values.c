@@ -29,7 +29,7 @@ static bool pool_plan(uint64_t c, uint64_t t, unsigned vb, pool *pl)
                 if (r == 1) {
                     if (rest < run_lo[h1] || rest > run_hi[h1])
                         continue;
-                    *pl = (pool){j, 1, {rest, 0}};
+                    *pl = (pool){j, j, 1, {rest, 0}};
                     return true;
                 }
                 if (rest < run_lo[h2])
@@ -40,9 +40,32 @@ static bool pool_plan(uint64_t c, uint64_t t, unsigned vb, pool *pl)
                 const uint64_t a_hi = a_hi0 < run_hi[h1] ? a_hi0 : run_hi[h1];
                 if (a_lo > a_hi)
                     continue;
-                *pl = (pool){j, 2, {a_lo, rest - a_lo}};
+                *pl = (pool){j, j, 2, {a_lo, rest - a_lo}};
                 return true;
             }
+    /* A run of up to 63 values costs the one header byte a run of one does,
+     * and a run of 64 to 8191 one byte more: j one-byte runs holding several
+     * values each and m (0 to vb) two-byte runs reach every size in
+     * between, whatever its remainder modulo 1 + vb (20,000 values of 2
+     * bytes in 42,540 bytes, which runs of one and two tails cannot). */
+    for (unsigned m = 0; m <= vb && m <= 4; m++) {
+        const uint64_t tt = (uint64_t)m * (2 + vb);
+        if (tt > t || (t - tt) % unit)
+            continue;
+        const uint64_t j = (t - tt) / unit;
+        if (j == 0 || c < j + run_lo[2] * m || c > 63 * j + run_hi[2] * m)
+            continue;
+        /* The two-byte runs hold as few values as they can. */
+        uint64_t x = run_lo[2] * m;
+        if (c > 63 * j && c - 63 * j > x)
+            x = c - 63 * j;
+        *pl = (pool){j, c - x, m, {0, 0, 0, 0}};
+        for (unsigned i = 0; i < m; i++) {
+            const uint64_t share = x / m + (i < x % m);
+            pl->tail[i] = share;
+        }
+        return true;
+    }
     return false;
 }
 
@@ -50,8 +73,10 @@ static bool pool_plan(uint64_t c, uint64_t t, unsigned vb, pool *pl)
 static size_t pool_emit(const pool *pl, unsigned vb, uint8_t value, uint8_t *o)
 {
     size_t n = 0;
+    const uint64_t base = pl->units ? pl->unit_values / pl->units : 0;
+    const uint64_t longer = pl->units ? pl->unit_values % pl->units : 0; /* runs of base + 1 */
     for (uint64_t i = 0; i < pl->units; i++) {
-        o[n++] = 2;
+        o[n++] = (uint8_t)((base + (i < longer)) << 1);
         if (vb)
             o[n] = value;
         n += vb;

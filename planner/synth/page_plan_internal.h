@@ -290,9 +290,10 @@ st pp_delta_layout(plan *p, const stream *s, uint64_t d0, uint64_t V, uint64_t *
 /* Hybrid RLE runs of one value: `units` runs of count 1, then up to two
  * longer runs. Byte cost of a run of c values: ulen(2c) + vb. */
 typedef struct {
-    uint64_t units;
+    uint64_t units;       /* runs with a one-byte header */
+    uint64_t unit_values; /* values those runs hold, units to 63 x units */
     uint32_t n_tail;
-    uint64_t tail[2];
+    uint64_t tail[4];
 } pool;
 
 /* Definition levels (bit width 1) of n entries, k of them 1, in exactly L

@@ -7,6 +7,8 @@
  * same levels and the same values at the selected rows. */
 #include "dict_refs.h"
 #include "page_plan.h"
+#include "page_plan_internal.h"
+#include "rle_hybrid.h"
 #include "pq_test_encode.h"
 
 #include <criterion/criterion.h>
@@ -1278,7 +1280,7 @@ typedef struct {
     int pages, sparse, synthesized, crc_pages, crc_sparse;
 } sweep_stats;
 
-static void fixture_sweep(const char *name, sweep_stats *st)
+static void fixture_sweep(const char *name, sweep_stats *sw)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/%s", FIXTURE_DIR, name);
@@ -1333,15 +1335,15 @@ static void fixture_sweep(const char *name, sweep_stats *st)
                                    .dict_values = have_dict ? dict.count : 0};
                     loop_out lo;
                     plan_loop(&in, page, pg->total_size, &lo);
-                    st->pages++;
-                    st->crc_pages += h.has_crc;
+                    sw->pages++;
+                    sw->crc_pages += h.has_crc;
                     char what[300];
                     snprintf(what, sizeof what, "%s rg %u %s page %u shape %d", name, rg,
                              ctx.leaf->path, i, shape);
                     if (lo.res.outcome == PP_SPARSE) {
-                        st->sparse++;
-                        st->synthesized += lo.res.synthesized;
-                        st->crc_sparse += h.has_crc;
+                        sw->sparse++;
+                        sw->synthesized += lo.res.synthesized;
+                        sw->crc_sparse += h.has_crc;
                         const bool dict_enc = h.data.encoding == PQ_ENC_RLE_DICTIONARY ||
                                               h.data.encoding == PQ_ENC_PLAIN_DICTIONARY ||
                                               h.v2.encoding == PQ_ENC_RLE_DICTIONARY;
@@ -1370,34 +1372,34 @@ Test(fixtures, every_page_every_selection)
 {
     DIR *d = opendir(FIXTURE_DIR);
     cr_assert_not_null(d);
-    sweep_stats st = {0};
+    sweep_stats sw = {0};
     struct dirent *e;
     int files = 0;
     while ((e = readdir(d)) != NULL) {
         const size_t l = strlen(e->d_name);
         if (l < 9 || strcmp(e->d_name + l - 8, ".parquet") != 0)
             continue;
-        fixture_sweep(e->d_name, &st);
+        fixture_sweep(e->d_name, &sw);
         files++;
     }
     closedir(d);
     cr_assert_geq(files, 8);
-    cr_expect_gt(st.pages, 300);
-    cr_expect_gt(st.sparse, st.pages / 5, "%d of %d sparse", st.sparse, st.pages);
-    cr_expect_gt(st.synthesized, 50);
+    cr_expect_gt(sw.pages, 300);
+    cr_expect_gt(sw.sparse, sw.pages / 5, "%d of %d sparse", sw.sparse, sw.pages);
+    cr_expect_gt(sw.synthesized, 50);
     /* Spark and pyarrow CRC fixtures: some pages rewritten with a new CRC. */
-    cr_expect_gt(st.crc_pages, 50);
-    cr_expect_gt(st.crc_sparse, 20, "%d of %d CRC pages sparse", st.crc_sparse, st.crc_pages);
+    cr_expect_gt(sw.crc_pages, 50);
+    cr_expect_gt(sw.crc_sparse, 20, "%d of %d CRC pages sparse", sw.crc_sparse, sw.crc_pages);
 }
 
 Test(fixtures, spark_crc_pages_partial)
 {
     /* Every page of the Spark file carries a 5-byte CRC: partial reads of
      * PLAIN columns must all be sparse with a recomputed CRC. */
-    sweep_stats st = {0};
-    fixture_sweep("spark_crc_uncompressed.parquet", &st);
-    cr_assert_eq(st.crc_pages, st.pages);
-    cr_assert_gt(st.crc_sparse, st.pages / 3, "%d of %d", st.crc_sparse, st.pages);
+    sweep_stats sw = {0};
+    fixture_sweep("spark_crc_uncompressed.parquet", &sw);
+    cr_assert_eq(sw.crc_pages, sw.pages);
+    cr_assert_gt(sw.crc_sparse, sw.pages / 3, "%d of %d", sw.crc_sparse, sw.pages);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1651,4 +1653,34 @@ Test(plan, dictionary_references_of_selected_rows)
     cr_assert_eq(refs.n, 0);
     free(bp.data);
     tb_free(&ps.values);
+}
+
+/* A synthesized page of dictionary indices must fill its real size exactly.
+ * Runs of one value and two tails miss many sizes (pyarrow's 20,000
+ * indices of 17 bits: 42,541 bytes); one-byte runs of up to 63 values and a
+ * few two-byte runs reach every size from a byte per 20 values to 4.5 bytes
+ * a value. Each fill decodes to k zero indices using exactly its bytes. */
+Test(plan, dictionary_indices_of_any_size_between_the_bounds)
+{
+    const vspec f = {PQ_ENC_RLE_DICTIONARY, PQ_INT32, 4, true};
+    const uint64_t k = 20000;
+    cr_assert(pp_fill_values(&f, k, 42541, NULL), "pyarrow's page size");
+    uint8_t *buf = malloc(100001);
+    uint32_t *vals = malloc(k * sizeof *vals);
+    cr_assert(buf && vals);
+    for (uint64_t V = k / 20; V <= k * 9 / 2; V += 7) {
+        cr_assert(pp_fill_values(&f, k, V, NULL), "%llu values in %llu bytes", (unsigned long long)k,
+                  (unsigned long long)V);
+        memset(buf, 0, V);
+        cr_assert(pp_fill_values(&f, k, V, buf));
+        pq_rle_decoder d;
+        pqd_error err;
+        cr_assert_eq(pq_rle_init(&d, buf + 1, V - 1, buf[0], &err), PQD_OK);
+        cr_assert_eq(pq_rle_get_u32(&d, vals, k, &err), PQD_OK, "V %llu: %s", (unsigned long long)V, err.msg);
+        cr_assert_eq(pq_rle_consumed(&d), V - 1, "V %llu", (unsigned long long)V);
+        for (uint64_t i = 0; i < k; i++)
+            cr_assert_eq(vals[i], 0);
+    }
+    free(buf);
+    free(vals);
 }
