@@ -7,6 +7,7 @@ reader's local answer every time. Decisions are read from NAME.stats'
 chunk_reasons and page_reasons (docs/cost_model.md)."""
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 import time
@@ -60,6 +61,30 @@ def wait_profile(m, timeout=90.0) -> dict:
         if time.monotonic() > deadline:
             pytest.fail(f"warmup still running after {timeout}s: {doc}")
         time.sleep(0.2)
+
+
+@contextlib.contextmanager
+def wan_view(moto, mount, b: str, where: str, cols: list, seed: int):
+    """A mount of bucket b through the `wan` emulator, its profile measured,
+    and a view `q` of where and cols: yields (mount, profile)."""
+    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=seed).start()
+    try:
+        m = mount(bucket=b, endpoint=proxy.endpoint, warmup="automatic", args=("--max-connections", "256"))
+        prof = wait_profile(m)["profile"]
+        assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
+        yield m, prof
+    finally:
+        proxy.stop()
+
+
+def duckdb_rows(query: str, view_file, local_file) -> tuple[list, list]:
+    """query ({f}: the file) on the view's file and on the local one."""
+    import duckdb
+    con = duckdb.connect()
+    try:
+        return con.execute(query.format(f=view_file)).fetchall(), con.execute(query.format(f=local_file)).fetchall()
+    finally:
+        con.close()
 
 
 QUERY = "SELECT id, " + ", ".join(f"c{i:02d}" for i in range(PAYLOAD_COLS)) + \
@@ -127,7 +152,6 @@ def test_dictionary_pages_are_priced_before_their_data_pages(moto, s3, bucket, m
     encoding stats make those pages real up front (`encoding`, never priced
     as partial reads), and each dictionary page is either kept in part or
     declined by the model (`saving`), once. Same rows as the local file."""
-    import duckdb
     import pyarrow.parquet as pq
     md = pq.ParquetFile(dictionary_pages).metadata
     assert all(md.row_group(g).column(c).has_dictionary_page
@@ -138,20 +162,9 @@ def test_dictionary_pages_are_priced_before_their_data_pages(moto, s3, bucket, m
     # 100 rows spread over every data page: none is synthesized, each is real.
     where = "sel < 100"
     query = f"SELECT {', '.join(cols)} FROM read_parquet('{{f}}') WHERE {where} ORDER BY id"
-    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=3).start()
-    try:
-        m = mount(bucket=b, endpoint=proxy.endpoint, warmup="automatic", args=("--max-connections", "256"))
-        prof = wait_profile(m)["profile"]
-        assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
-        con = duckdb.connect()
-        try:
-            got = con.execute(query.format(f=vd.view_path(m.mp, "q") / KEY)).fetchall()
-            want = con.execute(query.format(f=dictionary_pages)).fetchall()
-        finally:
-            con.close()
+    with wan_view(moto, mount, b, where, cols, seed=3) as (m, prof):
+        got, want = duckdb_rows(query, vd.view_path(m.mp, "q") / KEY, dictionary_pages)
         st = vd.view_stats(m.mp, "q")
-    finally:
-        proxy.stop()
     assert got == want and len(want) == 100, vd.first_diff(got, want)
     pages, chunks = st["page_reasons"], st["chunk_reasons"]
     print(f"profile {prof}; chunks {chunks}; pages {pages}; dictionary pages kept "
@@ -185,7 +198,6 @@ def test_a_declined_plan_prices_pages_without_a_selected_row(moto, s3, bucket, m
     pages: probes closer than a request is worth are read through, which
     saves nothing, so they are read whole with the rest and the plan takes
     no round. DuckDB and pyarrow read the same rows as from the local file."""
-    import duckdb
     import pyarrow.dataset as ds
     path, page_rows = paged_file
     b = bucket({})
@@ -194,23 +206,12 @@ def test_a_declined_plan_prices_pages_without_a_selected_row(moto, s3, bucket, m
     lo, hi = page_rows // 25, page_rows * 21 // 25   # 80 % of the first page
     where = f"id >= {lo} AND id < {hi}"
     query = f"SELECT {', '.join(cols)} FROM read_parquet('{{f}}') WHERE {where} ORDER BY id"
-    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=4).start()
-    try:
-        m = mount(bucket=b, endpoint=proxy.endpoint, warmup="automatic", args=("--max-connections", "256"))
-        prof = wait_profile(m)["profile"]
-        assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
-        con = duckdb.connect()
-        try:
-            got = con.execute(query.format(f=vd.view_path(m.mp, "q") / KEY)).fetchall()
-            want = con.execute(query.format(f=path)).fetchall()
-        finally:
-            con.close()
+    with wan_view(moto, mount, b, where, cols, seed=4) as (m, prof):
+        got, want = duckdb_rows(query, vd.view_path(m.mp, "q") / KEY, path)
         filt = (ds.field("id") >= lo) & (ds.field("id") < hi)
         got_pa = ds.dataset(str(vd.view_path(m.mp, "q") / KEY)).to_table(columns=cols, filter=filt).sort_by("id")
         want_pa = ds.dataset(str(path)).to_table(columns=cols, filter=filt).sort_by("id")
         st = vd.view_stats(m.mp, "q")
-    finally:
-        proxy.stop()
     assert got == want and len(want) == hi - lo, vd.first_diff(got, want)
     assert got_pa.equals(want_pa)
     pages, chunks = st["page_reasons"], st["chunk_reasons"]
