@@ -27,6 +27,7 @@ typedef struct {
     bool dictionary;
     uint32_t *entries;
     uint32_t n_entries;
+    int64_t dict_values; /* pp_input.dict_values: 1 when the footer shows an entry */
 } page_job;
 
 /* Dictionary pages this small are read whole: the entries' round does not pay. */
@@ -38,6 +39,27 @@ static int cmp_span(const void *a, const void *b)
 {
     const fetch_span *x = a, *y = b;
     return x->off < y->off ? -1 : x->off > y->off ? 1 : 0;
+}
+
+/* Sort spans and join neighbours closer than merge (up to COST_MAX_FETCH a
+ * request), as the planning rounds fetch them; returns the spans left. */
+static size_t join_spans(fetch_span *spans, size_t n, uint64_t merge)
+{
+    if (n == 0)
+        return 0;
+    qsort(spans, n, sizeof *spans, cmp_span);
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (w && spans[i].off <= spans[w - 1].off + spans[w - 1].len + merge &&
+            spans[i].off + spans[i].len - spans[w - 1].off <= COST_MAX_FETCH) {
+            uint64_t end = spans[i].off + spans[i].len;
+            if (end > spans[w - 1].off + spans[w - 1].len)
+                spans[w - 1].len = end - spans[w - 1].off;
+        } else {
+            spans[w++] = spans[i];
+        }
+    }
+    return w;
 }
 
 static void finish_page(const view_file *vf, view_counters *vt, page_job *j)
@@ -200,20 +222,10 @@ static bool synthesis_pays(const cost_link *link, const view_file *vf, const pag
         free(probes);
         return true;
     }
-    qsort(probes, n, sizeof *probes, cmp_span);
-    uint64_t probe_bytes = 0, probe_requests = 0;
-    uint64_t start = probes[0].off, end = probes[0].off + probes[0].len;
-    for (size_t i = 1; i <= n; i++) {
-        if (i < n && probes[i].off <= end + fetch_merge && probes[i].off + probes[i].len - start <= COST_MAX_FETCH) {
-            if (probes[i].off + probes[i].len > end)
-                end = probes[i].off + probes[i].len;
-            continue;
-        }
-        probe_bytes += end - start;
-        probe_requests++;
-        if (i < n)
-            start = probes[i].off, end = probes[i].off + probes[i].len;
-    }
+    const size_t probe_requests = join_spans(probes, n, fetch_merge);
+    uint64_t probe_bytes = 0;
+    for (size_t i = 0; i < probe_requests; i++)
+        probe_bytes += probes[i].len;
     free(probes);
     const double synth = cost_whole_time(link, probe_bytes, probe_requests);
     const double whole = cost_whole_time(link, whole_bytes, whole_requests);
@@ -847,6 +859,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             j->ch = ch;
             j->page = p;
             j->known = pp_bytes_new(pg->total_size);
+            j->dict_values = ch->pm.dict_page >= 0 && dictionary_has_entries(cc) ? 1 : 0;
             if (j->known)
                 seed_from_walk(walks, walked, no_seed, k, ch, p, j->known);
             row_ranges pr = {0};
@@ -952,10 +965,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
                 .gap_merge = gap_merge,
                 .min_saving = COST_MIN_SAVING,
                 .request_cost = rc,
-                .dict_values = j->ch->pm.dict_page >= 0 &&
-                                       dictionary_has_entries(&m->row_groups[j->ch->rg].columns[j->ch->col])
-                                   ? 1
-                                   : 0,
+                .dict_values = j->dict_values,
                 .dictionary = j->dictionary,
                 .dict_entries = j->entries,
                 .n_dict_entries = j->n_entries,
@@ -987,19 +997,7 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
             break;
         }
         /* Coalesce neighbouring ranges (across pages) into requests. */
-        qsort(spans, nspans, sizeof *spans, cmp_span);
-        size_t w = 0;
-        for (size_t i = 0; i < nspans; i++) {
-            if (w && spans[i].off <= spans[w - 1].off + spans[w - 1].len + fetch_merge &&
-                spans[i].off + spans[i].len - spans[w - 1].off <= COST_MAX_FETCH) {
-                uint64_t end = spans[i].off + spans[i].len;
-                if (end > spans[w - 1].off + spans[w - 1].len)
-                    spans[w - 1].len = end - spans[w - 1].off;
-            } else {
-                spans[w++] = spans[i];
-            }
-        }
-        nspans = w;
+        nspans = join_spans(spans, nspans, fetch_merge);
         uint64_t round_bytes = 0;
         for (size_t i = 0; i < nspans; i++)
             round_bytes += spans[i].len;

@@ -287,8 +287,9 @@ st pp_delta_layout(plan *p, const stream *s, uint64_t d0, uint64_t V, uint64_t *
 
 /* ---------------- values of an exact size (exact_values.c) ---------------- */
 
-/* Hybrid RLE runs of one value: `units` runs of count 1, then up to two
- * longer runs. Byte cost of a run of c values: ulen(2c) + vb. */
+/* Hybrid RLE runs of one value: `units` runs with a one-byte header (1 to 63
+ * values each, unit_values in all), then up to four longer runs. Byte cost of
+ * a run of c values: ulen(2c) + vb. */
 typedef struct {
     uint64_t units;       /* runs with a one-byte header */
     uint64_t unit_values; /* values those runs hold, units to 63 x units */
