@@ -1071,6 +1071,22 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     vt->requests += plan_requests;
 }
 
+/* One trace line per planned chunk: its bytes and each page's kind (R real,
+ * S sparse: synthesized or read in part), for following a plan by hand. */
+static void log_chunk_plan(const view_file *vf, const vchunk *c)
+{
+    if ((int)SV_LOG_TRACE > sv_log_threshold)
+        return;
+    char kinds[65];
+    uint32_t n = 0;
+    for (; !c->real && c->pages && n < c->pm.n_pages && n < sizeof kinds - 1; n++)
+        kinds[n] = c->pages[n].kind == VP_SPARSE ? 'S' : 'R';
+    kinds[n] = '\0';
+    log_trace("%s: chunk rg %u column %s bytes %llu-%llu planned: %s", vf->relpath, c->rg,
+              vf->meta->leaves[c->col].path, (unsigned long long)c->start, (unsigned long long)c->end,
+              c->real ? "real" : kinds);
+}
+
 /* Make sure chunk ci is planned (and, with a hint naming columns, all chunks
  * of those columns on the first touch). Called with vf->lock held; may
  * release it while planning. */
@@ -1134,6 +1150,7 @@ int chunk_plan_ensure(const view_env *env, const sv_view *v, const plain_file *p
                 sparse = c->pages[p].kind == VP_SPARSE;
             c->all_real = !sparse;
             c->state = CH_PLANNED;
+            log_chunk_plan(vf, c);
         }
         pthread_cond_broadcast(&vf->cond);
         pthread_mutex_unlock(&vf->lock);

@@ -95,6 +95,22 @@ static ssize_t serve_chunk(object_io *io, const object_ref *o, const vchunk *ch,
     return pos == end ? (ssize_t)len : -EIO;
 }
 
+/* Whether a read ending at end, in the first bytes of chunk ch, may be the
+ * kernel's readahead past the chunk before rather than the reader: ch's
+ * column is neither named by the hint nor filtered on, and the read ends
+ * within the proof of a continuation (prefetch_continuation_proof) past the
+ * chunk's start. The plain path's pattern sees such reads continue a
+ * stream; a view's reads of sparse chunks never reach that pattern, so
+ * without this the readahead would look like a jump into the chunk and
+ * fetch a column the query does not read, whole. A reader that does read
+ * the column reads past the proof and gets it whole from there. */
+static bool readahead_into_unnamed(const view_file *vf, const vchunk *ch, uint64_t end,
+                                   const prefetch_config *cfg)
+{
+    return !vf->want_col[ch->col] && !vf->filter_col[ch->col] &&
+           end < ch->start + prefetch_continuation_proof(cfg);
+}
+
 /* Start every fetch a read needs before waiting for any, or each piece of
  * the read (a chunk's tail, the next chunk, a real page) would cost a round
  * trip of its own. The chunk the read is about (chunk_prefetch's rule: the
@@ -133,7 +149,7 @@ static void start_fetches(object_io *io, const prefetch_config *cfg, plain_file 
      * of its chunk as another, not split at the chunk's end. */
     size_t ci;
     const vchunk *probe = view_chunk_at(vf, off + (size > 4096 ? 4096 : size) - 1, &ci);
-    if (probe && probe->all_real) {
+    if (probe && probe->all_real && !readahead_into_unnamed(vf, probe, off + size, cfg)) {
         prefetch_config real_only = *cfg;
         real_only.no_speculation = true;
         (void)prefetch_chunk_of_read(io, &real_only, o, plain_file_layout(pf), &pf->pattern, off, size);

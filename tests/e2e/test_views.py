@@ -810,3 +810,45 @@ def test_truncate_and_chmod_of_an_accepted_hint_are_refused(m):
     assert path.read_bytes() == doc
     # Rewriting it with O_TRUNC and the same content is still fine.
     assert vd.write_hint(m.mp, "fixed", doc).ok
+
+
+# -- bytes the query does not read ----------------------------------------------------------
+def test_readahead_past_a_named_chunk_fetches_no_unnamed_column(s3, bucket, mount, tmp_path):
+    """pyarrow reads each named column chunk in one pread; the kernel reads
+    ahead past its end into the next chunk, here a column the hint leaves
+    out. The view serves those bytes, but must not take that readahead for
+    the reader starting the column and fetch the chunk whole: the unnamed
+    chunks (1.6 MB each) would double what the query fetches."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rows, page_rows = 200_000, 20_000
+    rng = np.random.default_rng(21)
+    cols = {"id": pa.array(np.arange(rows, dtype=np.int64))}
+    for i in range(6):  # incompressible int64: 160 KB pages, 1.6 MB chunks
+        cols[f"c{i}"] = pa.array(rng.integers(-2**62, 2**62, rows))
+    path = tmp_path / "part-00000.parquet"
+    pq.write_table(pa.table(cols), path, row_group_size=rows, data_page_size=1 << 20,
+                   max_rows_per_page=page_rows, use_dictionary=False, compression="NONE", write_page_index=True)
+    b = bucket({})
+    s3env.upload_file(s3, b, "t/part-00000.parquet", path)
+    # Every page planned (no profile needed): the named chunks are sparse.
+    m = mount(bucket=b, args=vd.EVERY_PARTIAL)
+    named = ["id", "c0", "c2", "c4"]          # c1, c3 and c5 follow a named chunk
+    lo, hi = 50_100, 50_200                   # in one page of each chunk
+    assert vd.write_hint(m.mp, "q", {"where": f"id >= {lo} AND id < {hi}", "columns": named}).ok
+    before = m.stats()["s3_bytes_fetched"]
+    filt = [("id", ">=", lo), ("id", "<", hi)]
+    got = pq.read_table(vd.view_path(m.mp, "q") / "t" / "part-00000.parquet", columns=named, filters=filt)
+    fetched = m.stats()["s3_bytes_fetched"] - before
+    assert got.equals(pq.read_table(path, columns=named, filters=filt)) and got.num_rows == hi - lo
+    md = pq.ParquetFile(path).metadata
+    chunk = {md.schema.column(c).name: md.row_group(0).column(c).total_compressed_size
+             for c in range(md.num_columns)}
+    # Real: the filter column whole, one page of each other named column,
+    # the footer; then at most two kernel readahead windows (128 KiB) past
+    # each named chunk, and the header probes of the synthesized pages.
+    bound = chunk["id"] + 3 * chunk["c0"] // 10 + md.serialized_size + 4 * (256 << 10) + 27 * 4096
+    unnamed = chunk["c1"] + chunk["c3"] + chunk["c5"]
+    print(f"fetched {fetched} B; bound {bound} B; unnamed chunks {unnamed} B")
+    assert fetched <= bound, (fetched, bound, unnamed)
