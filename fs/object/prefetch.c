@@ -7,7 +7,7 @@
 #define KERNEL_DEFAULT_READAHEAD (128u << 10)
 #define PAGE_ROUNDING 4096u /* the kernel rounds a reader's last byte up to its page */
 #define SPECULATED_CHUNKS 64 /* chunks one read may start fetching ahead */
-#define SPECULATION_SHARE 20 /* a stream speculates 1/20 of its streak into unread columns */
+#define SPECULATION_SHARE 20 /* speculation into unread columns: 1/20 of what was read */
 #define STREAM_ENDED_AFTER (16u << 20) /* a stream others have read this far past has ended */
 #define LONG_RUN_CHUNKS 3 /* a stream that has read this many chunks in a row reads on */
 
@@ -190,6 +190,28 @@ static void speculate(const parquet_layout *layout, const read_pattern *p, const
         *to = *from;
 }
 
+/* How far past the chunks known to be read stream s may speculate into
+ * unread columns: 1/20 of what the reader has read of the file, all its
+ * streams together, less what the other streams still going have
+ * speculated and not read yet (an ended stream's is spent); never less than
+ * 1/20 of s's own streak, nor more than max_window. A reader that stops anywhere has cost at most about 5 % more
+ * than it read. A reader whose threads have read most of a row group
+ * already (DuckDB reads the last columns of the first row group in one
+ * sequential run, after its other threads) keeps several chunks of that
+ * run in flight, not one a round trip. Called with p->lock held. */
+static uint64_t speculation_budget(const prefetch_config *cfg, const read_pattern *p, const read_stream *s)
+{
+    uint64_t others = 0;
+    for (size_t i = 0; i < READ_STREAMS; i++) {
+        const read_stream *t = &p->streams[i];
+        if (t != s && t->next && t->ahead_to > t->next && p->bytes_read - t->read_mark < STREAM_ENDED_AFTER)
+            others += t->ahead_to - t->next;
+    }
+    const uint64_t own = s->streak / SPECULATION_SHARE, file = p->bytes_read / SPECULATION_SHARE;
+    const uint64_t budget = file > others && file - others > own ? file - others : own;
+    return cfg->max_window && budget > cfg->max_window ? cfg->max_window : budget;
+}
+
 bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
                             const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size)
 {
@@ -285,7 +307,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * bytes), so a stream reading unknown columns one after the other
          * keeps several chunks in flight once its streak is long. */
         mark_columns_left_unread(layout, p, s);
-        uint64_t budget = cfg->no_speculation ? 0 : s->streak / SPECULATION_SHARE;
+        uint64_t budget = cfg->no_speculation ? 0 : speculation_budget(cfg, p, s);
         /* Once the reader reaches the end of the run, the kernel reads
          * ahead into the next chunk whether or not the reader wants it:
          * fetched now, with the run, it costs no extra bytes and saves the

@@ -533,6 +533,49 @@ Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped
     object_ref_free(&o);
 }
 
+/* Speculation is a share of what the reader has read of the whole file, not
+ * of one stream alone: one thread reads columns 0-39 (20 MiB, then stops),
+ * another jumps to column 50 and reads on through column 83 (17 MiB). Once
+ * the first has ended (the second has read 16 MiB since), the second keeps
+ * 1/20 of all 37 MiB ahead of it, not 1/20 of its own 17 MiB: a reader that
+ * stops there has still cost at most 5 % more than it read. */
+Test(object_read, speculation_is_a_share_of_the_whole_files_reads)
+{
+    enum { CHUNKS = 96, FIRST = 40, JUMP = 50, LAST = 83 };
+    const uint64_t q = 512u << 10, ra = 32u << 10;
+    size_t len = (size_t)CHUNKS * q;
+    uint8_t *wide = calloc(len, 1);
+    cr_assert(wide && mem_store_put(m, "wide2", wide, len));
+    free(wide);
+    object_ref o = ref_of("wide2", 115);
+    byte_span spans[CHUNKS];
+    uint32_t cols[CHUNKS];
+    for (size_t i = 0; i < CHUNKS; i++) {
+        spans[i] = (byte_span){i * q, (i + 1) * q};
+        cols[i] = (uint32_t)i; /* one row group: every column unknown until read */
+    }
+    parquet_layout l = {.chunks = spans, .n_chunks = CHUNKS, .column = cols, .n_columns = CHUNKS};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    for (uint64_t d = 0; d < FIRST * q; d += ra)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    const uint64_t before = mem_store_counts_now(m).get_bytes;
+    const uint64_t second = (uint64_t)(LAST + 1 - JUMP) * q;
+    for (uint64_t d = JUMP * q; d < (LAST + 1) * q; d += ra)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    /* What the second stream fetched past its own reads. */
+    const uint64_t ahead = fetched_since(before) - second;
+    const uint64_t all = (uint64_t)FIRST * q + second;
+    cr_assert_gt(ahead, speculation(&cfg, second) + BS, "more than 1/20 of its own streak: %llu",
+                 (unsigned long long)ahead);
+    cr_assert_leq(ahead, all / 20 + BS, "at most 1/20 of all the reads: %llu", (unsigned long long)ahead);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Two files of one table (one row group of four columns each); the reader
  * reads columns 0-2 of the first. In the second, once it has gone on from
  * column 0 into column 1 as far as the proof, column 2 is fetched whole at
