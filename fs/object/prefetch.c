@@ -285,7 +285,13 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             s->reached = idx;
         column_mark_read(layout, p, idx);
         if (!p->chunk_fetched[idx]) {
-            p->chunk_fetched[idx] = 1;
+            /* Fetched from the read on. A read past the chunk's start (a
+             * page near its end read first, as DuckDB does, or pages
+             * skipped) leaves it unmarked: a later read of the chunk from
+             * further back still fetches the rest at once, not read by
+             * read (blocks already on their way are not fetched again). */
+            if (from < c->start + PAGE_ROUNDING)
+                p->chunk_fetched[idx] = 1;
             whole[n_whole++] = idx;
         }
         /* The run of adjacent chunks after this one whose columns the

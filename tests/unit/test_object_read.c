@@ -533,6 +533,30 @@ Test(object_read, speculation_spreads_over_unread_columns_and_stops_at_a_skipped
     object_ref_free(&o);
 }
 
+/* DuckDB reads the last page of a chunk before the chunk from its start.
+ * That first read fetches the chunk from there on; the read of its start
+ * then fetches the rest at once, not one read per round trip. */
+Test(object_read, a_chunk_read_from_its_end_first_still_comes_whole)
+{
+    object_ref o = ref_of("obj", 116);
+    const uint64_t q = 256u << 10, ra = 32u << 10, tail = 48u << 10;
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, 4 * q}};
+    uint32_t cols[] = {0, 1, 2, 3};
+    parquet_layout l = {.chunks = spans, .n_chunks = 4, .column = cols, .n_columns = 4};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    const uint64_t before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 2 * q - tail, (size_t)tail));
+    mem_store_drain(m);
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q, (size_t)ra));
+    mem_store_drain(m);
+    cr_assert_geq(fetched_since(before), q, "chunk 1 whole after the read of its start: %llu",
+                  (unsigned long long)fetched_since(before));
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Speculation is a share of what the reader has read of the whole file, not
  * of one stream alone: one thread reads columns 0-39 (20 MiB, then stops),
  * another jumps to column 50 and reads on through column 83 (17 MiB). Once
