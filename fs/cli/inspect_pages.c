@@ -99,7 +99,7 @@ static bool read_pages(inspector *in, const col_ref *r, pq_page_map *pm, want_fn
         bool ok = true;
         for (uint32_t k = i; k < j && ok; k++) {
             pq_page *p = &pm->pages[k];
-            uint64_t s, e;
+            uint64_t s = 0, e = 0;
             want(p, &s, &e);
             if (headers) {
                 const uint64_t page_end = p->offset + p->total_size;

@@ -26,6 +26,12 @@ int parquet_footer_from_tail(const uint8_t *tail, size_t tail_len, uint64_t file
         out->meta = NULL;
         return sv_fail(&out->err, FOOTER_E_NOMEM, 0, "out of memory");
     }
+    /* The page index usually sits just before the footer, in this tail:
+     * its page starts let the plain path fetch a page-skipping reader's
+     * pages alone. Missing them only costs bytes. */
+    if (tail_len <= file_size &&
+        !parquet_layout_add_pages(&out->layout, out->meta, tail, file_size - tail_len, tail_len))
+        log_debug("page starts not kept: out of memory");
     return FOOTER_OK;
 }
 
@@ -207,8 +213,8 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const
         const byte_span *pi = &f->layout.page_index;
         if (pi->end > pi->start && pi->start < o->size - tail)
             object_prefetch(fc->io, o, pi->start, pi->end, 0, true);
-        log_debug("%s: %zu column chunks, footer at %llu", o->key, f->layout.n_chunks,
-                  (unsigned long long)f->layout.footer.start);
+        log_debug("%s: %zu column chunks, %zu page starts, footer at %llu", o->key, f->layout.n_chunks,
+                  f->layout.n_page_starts, (unsigned long long)f->layout.footer.start);
         return;
     }
 }
@@ -218,6 +224,7 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const
 static uint64_t cost_of(const parquet_footer *f)
 {
     return (f->meta ? (uint64_t)f->meta->footer_len * 4 : 0) + f->layout.n_chunks * sizeof(byte_span) +
+           f->layout.n_page_starts * sizeof(uint64_t) +
            sizeof(footer_entry);
 }
 

@@ -83,12 +83,106 @@ bool parquet_layout_from_meta(const pq_file_meta *m, uint64_t file_size, parquet
     return true;
 }
 
+/* Page starts kept per file at most: 8 MiB of offsets. */
+#define LAYOUT_PAGES_MAX (1u << 20)
+
+static int u64_cmp(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+bool parquet_layout_add_pages(parquet_layout *l, const pq_file_meta *m, const uint8_t *buf, uint64_t buf_off,
+                              size_t len)
+{
+    size_t n = 0, cap = 0;
+    uint64_t *starts = NULL;
+    for (uint32_t g = 0; g < m->n_row_groups; g++) {
+        const pq_row_group *rg = &m->row_groups[g];
+        for (uint32_t c = 0; c < rg->n_columns; c++) {
+            const pq_column_chunk *cc = &rg->columns[c];
+            uint64_t off, clen;
+            if (cc->file_path.ptr || !cc->has_offset_index || cc->offset_index_offset < 0 ||
+                cc->offset_index_length <= 0 || !pq_column_chunk_range(cc, &off, &clen))
+                continue;
+            const uint64_t io = (uint64_t)cc->offset_index_offset, il = (uint64_t)cc->offset_index_length;
+            if (io < buf_off || io - buf_off > len || il > len - (io - buf_off))
+                continue;
+            pq_offset_index oi;
+            tc_error te;
+            memset(&te, 0, sizeof te);
+            if (pq_offset_index_parse(buf + (io - buf_off), (size_t)il, &oi, &te) != TC_OK)
+                continue;
+            bool inside = oi.n_pages > 0 && n + oi.n_pages <= LAYOUT_PAGES_MAX;
+            for (uint32_t k = 0; inside && k < oi.n_pages; k++)
+                inside = (uint64_t)oi.pages[k].offset >= off && (uint64_t)oi.pages[k].offset < off + clen;
+            if (inside && n + oi.n_pages > cap) {
+                size_t ncap = cap ? cap : 1024;
+                while (ncap < n + oi.n_pages)
+                    ncap *= 2;
+                uint64_t *grown = realloc(starts, ncap * sizeof *grown);
+                if (!grown) {
+                    pq_offset_index_free(&oi);
+                    free(starts);
+                    return false;
+                }
+                starts = grown;
+                cap = ncap;
+            }
+            for (uint32_t k = 0; inside && k < oi.n_pages; k++)
+                starts[n++] = (uint64_t)oi.pages[k].offset;
+            pq_offset_index_free(&oi);
+        }
+    }
+    if (n == 0) {
+        free(starts);
+        return true;
+    }
+    qsort(starts, n, sizeof *starts, u64_cmp);
+    size_t u = 1;
+    for (size_t i = 1; i < n; i++)
+        if (starts[i] != starts[u - 1])
+            starts[u++] = starts[i];
+    free(l->page_starts);
+    l->page_starts = starts;
+    l->n_page_starts = u;
+    return true;
+}
+
+bool parquet_layout_page_at(const parquet_layout *l, const byte_span *chunk, uint64_t offset, byte_span *page)
+{
+    if (offset < chunk->start || offset >= chunk->end)
+        return false;
+    /* First page start past offset. */
+    size_t lo = 0, hi = l->n_page_starts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->page_starts[mid] <= offset)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    const bool next_inside = lo < l->n_page_starts && l->page_starts[lo] < chunk->end;
+    if (lo > 0 && l->page_starts[lo - 1] >= chunk->start) {
+        page->start = l->page_starts[lo - 1];
+        page->end = next_inside ? l->page_starts[lo] : chunk->end;
+        return true;
+    }
+    if (!next_inside)
+        return false; /* no page map for this chunk */
+    /* Before its first data page: the dictionary page. */
+    page->start = chunk->start;
+    page->end = l->page_starts[lo];
+    return true;
+}
+
 void parquet_layout_free(parquet_layout *l)
 {
     if (!l)
         return;
     free(l->chunks);
     free(l->column);
+    free(l->page_starts);
     memset(l, 0, sizeof *l);
 }
 

@@ -19,6 +19,8 @@ typedef struct {
     size_t n_chunks;
     uint32_t n_columns;   /* bound of column[] values */
     byte_span page_index; /* column and offset indexes; empty when absent */
+    uint64_t *page_starts; /* data page offsets from the OffsetIndexes, ascending; NULL: none known */
+    size_t n_page_starts;
     byte_span footer;     /* FileMetaData plus the 8-byte trailer */
 } parquet_layout;
 
@@ -31,6 +33,18 @@ struct pq_file_meta;
  * out of memory. */
 bool parquet_layout_from_meta(const struct pq_file_meta *m, uint64_t file_size, parquet_layout *out);
 void parquet_layout_free(parquet_layout *l);
+
+/* Adds the data page offsets of the OffsetIndexes found in buf, the bytes
+ * [buf_off, buf_off + len) of the file (its tail, usually holding the page
+ * index): a reader that skips pages can then be fetched a page at a time.
+ * Indexes outside buf, malformed, or with pages outside their chunk are
+ * ignored (their chunks keep no page map). False only when out of memory. */
+bool parquet_layout_add_pages(parquet_layout *l, const struct pq_file_meta *m, const uint8_t *buf,
+                              uint64_t buf_off, size_t len);
+
+/* The page of chunk holding offset, from the page starts (before the first
+ * data page: the dictionary page); false when the chunk has no page map. */
+bool parquet_layout_page_at(const parquet_layout *l, const byte_span *chunk, uint64_t offset, byte_span *page);
 
 /* The chunk containing offset, or NULL; *index gets its position. */
 const byte_span *parquet_layout_chunk_at(const parquet_layout *l, uint64_t offset, size_t *index);

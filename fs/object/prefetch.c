@@ -10,6 +10,7 @@
 #define SPECULATION_SHARE 20 /* speculation into unread columns: 1/20 of what was read */
 #define STREAM_ENDED_AFTER (16u << 20) /* a stream others have read this far past has ended */
 #define LONG_RUN_CHUNKS 3 /* a stream that has read this many chunks in a row reads on */
+#define PAGE_JUMPS_TO_SKIP 2 /* pages read alone by a pread of their own: the reader skips pages */
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
 {
@@ -28,7 +29,8 @@ bool read_pattern_init(read_pattern *p, const parquet_layout *layout, column_set
     if (layout) {
         p->n_chunks = layout->n_chunks;
         p->chunk_fetched = calloc(p->n_chunks ? p->n_chunks : 1, 1);
-        if (!p->chunk_fetched)
+        p->chunk_read = calloc(p->n_chunks ? p->n_chunks : 1, sizeof *p->chunk_read);
+        if (!p->chunk_fetched || !p->chunk_read)
             return false;
         if (layout->column) {
             p->n_columns = layout->n_columns;
@@ -46,9 +48,11 @@ void read_pattern_destroy(read_pattern *p)
 {
     pthread_mutex_destroy(&p->lock);
     free(p->chunk_fetched);
+    free(p->chunk_read);
     free(p->column_read);
     free(p->column_skipped);
     p->chunk_fetched = NULL;
+    p->chunk_read = NULL;
     p->column_read = p->column_skipped = NULL;
 }
 
@@ -229,11 +233,40 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     size_t whole[SPECULATED_CHUNKS + 1]; /* chunks to fetch whole */
     size_t n_whole = 0;
     uint64_t spec_from = 0, spec_to = 0; /* the start of an unread column's chunk */
+    uint64_t page_to = 0; /* end of the page a page-skipping reader reads, with readahead */
     pthread_mutex_lock(&p->lock);
     read_stream *s = stream_of_read(p, off);
     const bool continues = s != NULL;
     if (!s)
         s = stream_slot(p);
+    /* Page reads: a reader that skips pages by the page index (DuckDB,
+     * parquet-mr) reads a chunk first at a data page inside it (the kernel
+     * aligns the read's start down to 4 KiB), often with a pread of exactly
+     * that page: a read that ends where the page does. Such a read fetches
+     * its page alone. Once the reader has read two pages so, each chunk it
+     * reads is fetched a page at a time (its dictionary page, then the
+     * pages it reads) until it has read twice the proof of it. Per chunk,
+     * not per stream: streams are told apart by distance alone, and such a
+     * reader's threads read pages of neighbouring chunks. The kernel reads
+     * of a long pread, arriving out of order, may start at a page too, but
+     * they are the kernel's window in size. */
+    byte_span page = {0, 0};
+    const bool in_page = layout->n_page_starts > 0 && !p->chunk_fetched[idx] &&
+                         parquet_layout_page_at(layout, c, probe, &page);
+    const uint64_t chunk_read = p->chunk_read[idx];
+    p->chunk_read[idx] = chunk_read + size < UINT32_MAX ? (uint32_t)(chunk_read + size) : UINT32_MAX;
+    const bool at_page = in_page && page.start > c->start && page.start >= off && chunk_read == 0;
+    const bool page_pread = at_page && size != prefetch_kernel_readahead(cfg) && page.end < c->end &&
+                            page.end <= end && page.end + PAGE_ROUNDING > end;
+    if (page_pread && p->page_jumps < PAGE_JUMPS_TO_SKIP)
+        p->page_jumps++;
+    const bool skipping = p->page_jumps >= PAGE_JUMPS_TO_SKIP;
+    /* Not the kernel's readahead running on from the chunk before. */
+    const bool ran_on = continues && s->chunk != idx && off <= s->next + PAGE_ROUNDING &&
+                        off + prefetch_continuation_proof(cfg) >= s->next;
+    const bool page_read =
+        in_page && !ran_on &&
+        (page_pread || (skipping && (at_page || chunk_read + size <= 2 * prefetch_continuation_proof(cfg))));
     if (!continues) {
         s->proven = true; /* a jump into a chunk is the reader's own */
         s->run_start = idx;
@@ -280,7 +313,31 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             }
         }
     }
-    if (s->proven) {
+    if (page_read) {
+        s->proven = true; /* the reader's own page */
+        if (s->reached == SIZE_MAX || s->reached < idx)
+            s->reached = idx;
+        column_mark_read(layout, p, idx);
+        /* The page, and what the kernel reads ahead past it (only after a
+         * read of its whole window: a smaller read is the reader's whole
+         * pread, with no readahead): not the rest of the chunk, nor the
+         * chunks after it. */
+        page_to = page.end + (size >= prefetch_kernel_readahead(cfg) ? prefetch_kernel_readahead(cfg) : 0);
+        if (page_to > c->end)
+            page_to = c->end;
+    } else if (s->proven && skipping) {
+        /* A reader that skips pages reads each chunk it wants with reads
+         * of its own: nothing is fetched for it past this chunk, and this
+         * one comes whole only once it has read twice the proof of it. */
+        if (s->reached == SIZE_MAX || s->reached < idx)
+            s->reached = idx;
+        column_mark_read(layout, p, idx);
+        if (!p->chunk_fetched[idx] && chunk_read + size > 2 * prefetch_continuation_proof(cfg)) {
+            if (from < c->start + PAGE_ROUNDING)
+                p->chunk_fetched[idx] = 1;
+            whole[n_whole++] = idx;
+        }
+    } else if (s->proven) {
         if (s->reached == SIZE_MAX || s->reached < idx)
             s->reached = idx;
         column_mark_read(layout, p, idx);
@@ -351,6 +408,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     }
     if (spec_to > spec_from)
         object_prefetch(io, o, spec_from, spec_to, 0, false);
+    if (page_to > from)
+        object_prefetch_parts(io, o, from, page_to);
     return true;
 }
 

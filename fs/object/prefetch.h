@@ -28,6 +28,16 @@
  *    own start: once a stream's reads are the proof past the start of a
  *    chunk it ran on into, the reader reads on through them, and each read
  *    fetches the proof's worth of bytes past it.
+ *  - Page skipping: a reader that skips pages by the page index (DuckDB,
+ *    parquet-mr) reads a chunk first at a data page inside it, often with
+ *    a pread of exactly that page (the OffsetIndex gives the page starts,
+ *    when the page index is in the footer's tail). Such a read fetches its
+ *    page alone, not the rest of the chunk. Once the reader has read two
+ *    pages so, every chunk it reads is fetched a page at a time (its
+ *    dictionary page, then the pages it reads, each with what the kernel
+ *    reads ahead past it after a read of its whole window), and nothing
+ *    past a chunk is fetched for it, until it has read twice the proof of
+ *    that chunk; then the rest of the chunk comes whole.
  *  - Across files: a file's columns read are shared with the other files
  *    of its table (column_memory.h). Once this file's reads have followed
  *    them (the reader went on from one shared column's chunk into the
@@ -106,6 +116,8 @@ typedef struct {
     uint32_t n_columns;
     column_set *shared;       /* the table's columns (column_memory.h), or NULL; set at init */
     bool shared_confirmed;    /* this file's reads have followed the shared columns */
+    uint32_t *chunk_read;     /* per layout chunk: bytes read of it (saturating) */
+    uint8_t page_jumps;       /* pages inside chunks read by a pread of their own (capped) */
 } read_pattern;
 
 /* layout may be NULL (not Parquet): sequential prefetch only. shared (may

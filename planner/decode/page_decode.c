@@ -283,7 +283,7 @@ pqd_status pq_decode_data_page(pq_decoder *d, const pq_column_desc *col,
     if (!d || !info || !out)
         return sv_fail(err, PQD_E_INVALID, 0, "NULL argument");
     memset(out, 0, sizeof *out);
-    uint32_t width;
+    uint32_t width = 0;
     pqd_status st = check_page(d, col, &body, body_len, &width, err);
     if (st != PQD_OK || (st = check_num_values(d, info->num_values, "", err)) != PQD_OK)
         return st;
@@ -390,7 +390,7 @@ pqd_status pq_decode_dictionary(pq_decoder *d, const pq_column_desc *col,
     if (!d || !info || !out)
         return sv_fail(err, PQD_E_INVALID, 0, "NULL argument");
     memset(out, 0, sizeof *out);
-    uint32_t width;
+    uint32_t width = 0;
     pqd_status st = check_page(d, col, &body, body_len, &width, err);
     if (st != PQD_OK)
         return st;

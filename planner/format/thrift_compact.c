@@ -438,7 +438,7 @@ bool tc_read_struct(tc_reader *r, tc_field_fn field, void *ctx)
     if (!tc_struct_begin(r))
         return false;
     int16_t last = 0;
-    tc_field f;
+    tc_field f = {0};
     while (tc_next_field(r, &last, &f))
         if (!field(r, &f, ctx))
             return false;

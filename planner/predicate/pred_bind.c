@@ -339,7 +339,7 @@ static pred_status cmp_node(binder *B, uint32_t col, cmp_op op, const plit *l, u
     if (l->kind == L_NULL)
         return const_node(B, TN, out);
     pqv v;
-    uint32_t vi;
+    uint32_t vi = 0;
     pred_status st = coerce(B, col, l, &v);
     if (st != PRED_OK || (st = val_add(B, v, &vi)) != PRED_OK ||
         (st = bnode_new(B, B_CMP, out)) != PRED_OK)
@@ -385,7 +385,7 @@ static pred_status bind_leaf(binder *B, const pnode *p, uint32_t *out)
         return cmp_node(B, col, (cmp_op)p->op, &lits[0], out);
     case P_BETWEEN: {
         /* lo <= x AND x <= hi; NOT BETWEEN is its negation */
-        uint32_t ge, le, and_node;
+        uint32_t ge = 0, le = 0, and_node = 0;
         if ((lits[0].kind != L_NULL || lits[1].kind != L_NULL) &&
             (st = need_values(B, col, p->name_pos, "BETWEEN")) != PRED_OK)
             return st;
@@ -427,7 +427,7 @@ static pred_status bind_leaf(binder *B, const pnode *p, uint32_t *out)
             if (k == 0 || pqv_compare(&b->vals[first + k - 1], &b->vals[first + i]) != PQV_EQ)
                 b->vals[first + k++] = b->vals[first + i];
         b->n_vals = first + k;
-        uint32_t in;
+        uint32_t in = 0;
         if ((st = bnode_new(B, B_IN, &in)) != PRED_OK)
             return st;
         bnode *nd = &b->nodes[in];
@@ -471,7 +471,7 @@ static pred_status bind_leaf(binder *B, const pnode *p, uint32_t *out)
                 return st;
             start = i + 1;
         }
-        uint32_t like;
+        uint32_t like = 0;
         if ((st = bnode_new(B, B_LIKE, &like)) != PRED_OK)
             return st;
         b->nodes[like].col = col;

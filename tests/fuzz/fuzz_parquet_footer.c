@@ -1,8 +1,10 @@
 /* Fuzz FileMetaData decoding two ways: the input as a bare FileMetaData, and
  * the input as a whole Parquet file (footer located from its tail, then page
- * maps, page indexes and eligibility for every column chunk). */
+ * maps, page indexes and eligibility for every column chunk, and the plain
+ * path's byte layout with its page starts). */
 #include "column_resolve.h"
 #include "page_map.h"
+#include "parquet_layout.h"
 #include "parquet_meta.h"
 
 #include <stdbool.h>
@@ -130,6 +132,33 @@ static void walk_file(const uint8_t *data, size_t size, const pq_file_meta *m)
         }
 }
 
+/* The layout's chunks are sorted; the page starts kept are strictly
+ * ascending and in the file; each chunk's pages tile it from its start. */
+static void check_layout(const uint8_t *data, size_t size, const pq_file_meta *m)
+{
+    parquet_layout l;
+    if (!parquet_layout_from_meta(m, size, &l))
+        return;
+    if (parquet_layout_add_pages(&l, m, data, 0, size)) {
+        for (size_t k = 0; k < l.n_page_starts; k++) {
+            check(k == 0 || l.page_starts[k] > l.page_starts[k - 1]);
+            check(l.page_starts[k] < size);
+        }
+        for (size_t i = 0; i < l.n_chunks; i++) {
+            check(i == 0 || l.chunks[i].start >= l.chunks[i - 1].start);
+            byte_span pg;
+            uint64_t at = l.chunks[i].start;
+            size_t steps = 0;
+            while (at < l.chunks[i].end && parquet_layout_page_at(&l, &l.chunks[i], at, &pg)) {
+                check(pg.start <= at && at < pg.end && pg.end <= l.chunks[i].end);
+                at = pg.end;
+                check(++steps <= l.n_page_starts + 1);
+            }
+        }
+    }
+    parquet_layout_free(&l);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -148,6 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (s == TC_OK) {
         check_meta(m);
         walk_file(data, size, m);
+        check_layout(data, size, m);
         pq_file_meta_free(m);
     } else {
         check(m == NULL && err.msg[0] != '\0');

@@ -741,3 +741,115 @@ Test(object_read, idle_footers_are_evicted_past_the_budget)
     object_ref_free(&o);
     free(pq);
 }
+
+/* Chunks of 384 KiB: a 16 KiB dictionary page, then 16 KiB data pages, all
+ * listed as page starts (from the OffsetIndex). */
+enum { PAGED_CHUNKS = 8, PAGED_PAGES = 23 };
+#define PAGED_Q (384u << 10)
+#define PAGED_P (16u << 10)
+
+static void paged_layout(byte_span *spans, uint32_t *cols, uint64_t *starts, parquet_layout *l)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < PAGED_CHUNKS; i++) {
+        spans[i] = (byte_span){i * PAGED_Q, (i + 1) * PAGED_Q};
+        cols[i] = (uint32_t)i;
+        for (uint64_t pg = PAGED_P; pg < PAGED_Q; pg += PAGED_P)
+            starts[n++] = i * PAGED_Q + pg;
+    }
+    *l = (parquet_layout){.chunks = spans, .n_chunks = PAGED_CHUNKS, .column = cols, .n_columns = PAGED_CHUNKS,
+                          .page_starts = starts, .n_page_starts = n};
+}
+
+/* A reader that skips pages by the page index (DuckDB reads the pages that
+ * hold selected rows, each with a pread of its own) gets those pages, not
+ * the rest of their chunks: a pread of exactly a page inside a chunk
+ * fetches that page. Once it has read two so, a read of the kernel's whole
+ * window at a page fetches that page and what the kernel reads ahead past
+ * it, a read of a chunk's start its dictionary page alone, and a chunk it
+ * reads on through comes whole once it has read twice the proof of it.
+ * Without page starts, the first read fetches the rest of its chunk. */
+Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
+{
+    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 32u << 10;
+    byte_span spans[PAGED_CHUNKS];
+    uint32_t cols[PAGED_CHUNKS];
+    uint64_t starts[PAGED_CHUNKS * PAGED_PAGES];
+    parquet_layout l;
+    paged_layout(spans, cols, starts, &l);
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    object_ref o = ref_of("obj", 117);
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    /* Page 3 of chunk 0, then page 2 of chunk 1, each by a pread of it. */
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 3 * pg, (size_t)pg));
+    mem_store_drain(m);
+    cr_assert_leq(fetched_since(before), pg + BS, "that page: %llu", (unsigned long long)fetched_since(before));
+    before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q + 2 * pg, (size_t)pg));
+    mem_store_drain(m);
+    cr_assert_leq(fetched_since(before), pg + BS, "that page: %llu", (unsigned long long)fetched_since(before));
+    /* Page 5 of chunk 2, a read of the kernel's whole window. */
+    before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 2 * q + 5 * pg, (size_t)ra));
+    mem_store_drain(m);
+    cr_assert_leq(fetched_since(before), ra + ra + BS, "the read, and the readahead past its page: %llu",
+                  (unsigned long long)fetched_since(before));
+    /* The start of chunk 3: its dictionary page. */
+    before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 3 * q, (size_t)pg));
+    mem_store_drain(m);
+    cr_assert_leq(fetched_since(before), pg + BS, "the dictionary page: %llu", (unsigned long long)fetched_since(before));
+    /* Chunk 5 read on through from its start: page by page, then whole. */
+    before = mem_store_counts_now(m).get_bytes;
+    const uint64_t proof = prefetch_continuation_proof(&cfg);
+    for (uint64_t d = 5 * q; d < 5 * q + 2 * proof + ra; d += ra)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    cr_assert_geq(fetched_since(before), q, "chunk 5 whole: %llu", (unsigned long long)fetched_since(before));
+    cr_assert_leq(fetched_since(before), q + BS, "and nothing past it: %llu", (unsigned long long)fetched_since(before));
+    read_pattern_destroy(&rp);
+    /* Without page starts, the same first read fetches the rest of chunk 0. */
+    l.page_starts = NULL;
+    l.n_page_starts = 0;
+    object_ref o2 = ref_of("obj", 118);
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o2, &l, &rp, 3 * pg, (size_t)pg));
+    mem_store_drain(m);
+    cr_assert_geq(fetched_since(before), q - 3 * pg, "without a page map, the rest of the chunk: %llu",
+                  (unsigned long long)fetched_since(before));
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+    object_ref_free(&o2);
+}
+
+/* Page starts change nothing for a reader that reads chunks from their
+ * start (pyarrow), even when a kernel read of its long pread, arriving out
+ * of order, starts at a page: its first read of a chunk fetches the chunk
+ * whole. */
+Test(object_read, page_starts_leave_a_whole_chunk_reader_alone)
+{
+    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 32u << 10;
+    byte_span spans[PAGED_CHUNKS];
+    uint32_t cols[PAGED_CHUNKS];
+    uint64_t starts[PAGED_CHUNKS * PAGED_PAGES];
+    parquet_layout l;
+    paged_layout(spans, cols, starts, &l);
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    object_ref o = ref_of("obj", 119);
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    const uint64_t at[] = {0, 4 * q + 4 * pg};
+    for (size_t k = 0; k < 2; k++) {
+        const uint64_t before = mem_store_counts_now(m).get_bytes;
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, at[k], (size_t)ra));
+        mem_store_drain(m);
+        const uint64_t chunk_start = at[k] / q * q;
+        cr_assert_geq(fetched_since(before), chunk_start + q - at[k], "read at %llu: the rest of its chunk: %llu",
+                      (unsigned long long)at[k], (unsigned long long)fetched_since(before));
+    }
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
