@@ -11,6 +11,7 @@
 #define STREAM_ENDED_AFTER (16u << 20) /* a stream others have read this far past has ended */
 #define LONG_RUN_CHUNKS 3 /* a stream that has read this many chunks in a row reads on */
 #define PAGE_JUMPS_TO_SKIP 2 /* pages read alone by a pread of their own: the reader skips pages */
+#define PAGES_RUN_TO_WHOLE 3 /* page starts read on across: the reader reads the chunk's pages in turn */
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
 {
@@ -29,8 +30,8 @@ bool read_pattern_init(read_pattern *p, const parquet_layout *layout, column_set
     if (layout) {
         p->n_chunks = layout->n_chunks;
         p->chunk_fetched = calloc(p->n_chunks ? p->n_chunks : 1, 1);
-        p->chunk_read = calloc(p->n_chunks ? p->n_chunks : 1, sizeof *p->chunk_read);
-        if (!p->chunk_fetched || !p->chunk_read)
+        p->chunk_reads = calloc(p->n_chunks ? p->n_chunks : 1, sizeof *p->chunk_reads);
+        if (!p->chunk_fetched || !p->chunk_reads)
             return false;
         if (layout->column) {
             p->n_columns = layout->n_columns;
@@ -48,11 +49,11 @@ void read_pattern_destroy(read_pattern *p)
 {
     pthread_mutex_destroy(&p->lock);
     free(p->chunk_fetched);
-    free(p->chunk_read);
+    free(p->chunk_reads);
     free(p->column_read);
     free(p->column_skipped);
     p->chunk_fetched = NULL;
-    p->chunk_read = NULL;
+    p->chunk_reads = NULL;
     p->column_read = p->column_skipped = NULL;
 }
 
@@ -245,7 +246,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
      * that page: a read that ends where the page does. Such a read fetches
      * its page alone. Once the reader has read two pages so, each chunk it
      * reads is fetched a page at a time (its dictionary page, then the
-     * pages it reads) until it has read twice the proof of it. Per chunk,
+     * pages it reads) until its reads run on across three page starts: it
+     * reads that chunk's pages in turn, and the rest comes whole. Per chunk,
      * not per stream: streams are told apart by distance alone, and such a
      * reader's threads read pages of neighbouring chunks. The kernel reads
      * of a long pread, arriving out of order, may start at a page too, but
@@ -253,9 +255,21 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     byte_span page = {0, 0};
     const bool in_page = layout->n_page_starts > 0 && !p->chunk_fetched[idx] &&
                          parquet_layout_page_at(layout, c, probe, &page);
-    const uint64_t chunk_read = p->chunk_read[idx];
-    p->chunk_read[idx] = chunk_read + size < UINT32_MAX ? (uint32_t)(chunk_read + size) : UINT32_MAX;
-    const bool at_page = in_page && page.start > c->start && page.start >= off && chunk_read == 0;
+    chunk_reads *cr = &p->chunk_reads[idx];
+    const bool first_read = cr->read_end == 0;
+    const bool at_page = in_page && page.start > c->start && page.start >= off && first_read;
+    if (in_page && !first_read && off <= cr->read_end + PAGE_ROUNDING &&
+        off + prefetch_continuation_proof(cfg) >= cr->read_end && cr->pages_run < UINT8_MAX) {
+        /* Running on from the chunk's last read across a page start. */
+        byte_span last;
+        const uint64_t last_byte = end < c->end ? end - 1 : c->end - 1;
+        if ((page.start >= off && page.start > c->start) ||
+            (parquet_layout_page_at(layout, c, last_byte, &last) && last.start != page.start))
+            cr->pages_run++;
+    }
+    if (end > cr->read_end)
+        cr->read_end = end;
+    const bool reads_pages_in_turn = cr->pages_run >= PAGES_RUN_TO_WHOLE;
     const bool page_pread = at_page && size != prefetch_kernel_readahead(cfg) && page.end < c->end &&
                             page.end <= end && page.end + PAGE_ROUNDING > end;
     if (page_pread && p->page_jumps < PAGE_JUMPS_TO_SKIP)
@@ -266,7 +280,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
                         off + prefetch_continuation_proof(cfg) >= s->next;
     const bool page_read =
         in_page && !ran_on &&
-        (page_pread || (skipping && (at_page || chunk_read + size <= 2 * prefetch_continuation_proof(cfg))));
+        (page_pread || (skipping && (at_page || !reads_pages_in_turn)));
     if (!continues) {
         s->proven = true; /* a jump into a chunk is the reader's own */
         s->run_start = idx;
@@ -328,11 +342,11 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     } else if (s->proven && skipping) {
         /* A reader that skips pages reads each chunk it wants with reads
          * of its own: nothing is fetched for it past this chunk, and this
-         * one comes whole only once it has read twice the proof of it. */
+         * one comes whole only once it reads its pages in turn. */
         if (s->reached == SIZE_MAX || s->reached < idx)
             s->reached = idx;
         column_mark_read(layout, p, idx);
-        if (!p->chunk_fetched[idx] && chunk_read + size > 2 * prefetch_continuation_proof(cfg)) {
+        if (!p->chunk_fetched[idx] && reads_pages_in_turn) {
             if (from < c->start + PAGE_ROUNDING)
                 p->chunk_fetched[idx] = 1;
             whole[n_whole++] = idx;

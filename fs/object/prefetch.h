@@ -36,8 +36,9 @@
  *    pages so, every chunk it reads is fetched a page at a time (its
  *    dictionary page, then the pages it reads, each with what the kernel
  *    reads ahead past it after a read of its whole window), and nothing
- *    past a chunk is fetched for it, until it has read twice the proof of
- *    that chunk; then the rest of the chunk comes whole.
+ *    past a chunk is fetched for it, until its reads have run on across
+ *    three page starts of that chunk; then the rest of the chunk comes
+ *    whole.
  *  - Across files: a file's columns read are shared with the other files
  *    of its table (column_memory.h). Once this file's reads have followed
  *    them (the reader went on from one shared column's chunk into the
@@ -99,6 +100,12 @@ typedef struct {
  * readahead is not mistaken for another's jump into a new chunk. */
 #define READ_STREAMS 8
 
+/* What the reads of one column chunk have been, for page reads. */
+typedef struct {
+    uint64_t read_end; /* end of its furthest read; 0: not read yet */
+    uint8_t pages_run; /* page starts reads have run on across, from the read before (capped) */
+} chunk_reads;
+
 /* The read pattern of one open file. The kernel sends reads of one handle
  * from several FUSE threads at once, so it has its own lock. */
 typedef struct {
@@ -116,7 +123,7 @@ typedef struct {
     uint32_t n_columns;
     column_set *shared;       /* the table's columns (column_memory.h), or NULL; set at init */
     bool shared_confirmed;    /* this file's reads have followed the shared columns */
-    uint32_t *chunk_read;     /* per layout chunk: bytes read of it (saturating) */
+    chunk_reads *chunk_reads; /* per layout chunk */
     uint8_t page_jumps;       /* pages inside chunks read by a pread of their own (capped) */
 } read_pattern;
 
