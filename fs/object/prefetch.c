@@ -108,6 +108,15 @@ static void column_mark_read(const parquet_layout *layout, read_pattern *p, size
     column_set_add(p->shared, layout->column[i]);
 }
 
+/* Stream s is shown to read chunk i: the furthest it reads, and its column
+ * read. Called with p->lock held. */
+static void stream_reads_chunk(const parquet_layout *layout, read_pattern *p, read_stream *s, size_t i)
+{
+    if (s->reached == SIZE_MAX || s->reached < i)
+        s->reached = i;
+    column_mark_read(layout, p, i);
+}
+
 /* Whether the reader, going on from chunk i-1 into chunk i as far as the
  * proof, follows the table's columns: both are shared columns. */
 static bool follows_shared(const parquet_layout *layout, const read_pattern *p, size_t i)
@@ -329,9 +338,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     }
     if (page_read) {
         s->proven = true; /* the reader's own page */
-        if (s->reached == SIZE_MAX || s->reached < idx)
-            s->reached = idx;
-        column_mark_read(layout, p, idx);
+        stream_reads_chunk(layout, p, s, idx);
         /* The page, and what the kernel reads ahead past it (only after a
          * read of its whole window: a smaller read is the reader's whole
          * pread, with no readahead): not the rest of the chunk, nor the
@@ -343,18 +350,14 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
         /* A reader that skips pages reads each chunk it wants with reads
          * of its own: nothing is fetched for it past this chunk, and this
          * one comes whole only once it reads its pages in turn. */
-        if (s->reached == SIZE_MAX || s->reached < idx)
-            s->reached = idx;
-        column_mark_read(layout, p, idx);
+        stream_reads_chunk(layout, p, s, idx);
         if (!p->chunk_fetched[idx] && reads_pages_in_turn) {
             if (from < c->start + PAGE_ROUNDING)
                 p->chunk_fetched[idx] = 1;
             whole[n_whole++] = idx;
         }
     } else if (s->proven) {
-        if (s->reached == SIZE_MAX || s->reached < idx)
-            s->reached = idx;
-        column_mark_read(layout, p, idx);
+        stream_reads_chunk(layout, p, s, idx);
         if (!p->chunk_fetched[idx]) {
             /* Fetched from the read on. A read past the chunk's start (a
              * page near its end read first, as DuckDB does, or pages

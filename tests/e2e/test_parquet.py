@@ -5,6 +5,7 @@ import os
 import pytest
 
 import s3env
+import viewdata
 
 ROWS_PER_FILE = 120_000
 
@@ -144,17 +145,9 @@ def test_duckdb_skipping_pages_gets_its_pages_not_their_chunks(s3, bucket, mount
     chunk. The plain path must fetch those pages, not the rest of their
     chunks (before page starts were kept, a read inside a chunk fetched the
     chunk from there on: 17 times the bytes the kernel asked for here)."""
-    import numpy as np
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-    rows, page_rows = 200_000, 10_000
-    rng = np.random.default_rng(5)
-    cols = {"id": pa.array(np.arange(rows, dtype=np.int64))}
-    for i in range(8):  # incompressible: 80 KB pages, 1.6 MB chunks
-        cols[f"c{i}"] = pa.array(rng.integers(-2**62, 2**62, rows))
     path = tmp_path / "part-00000.parquet"
-    pq.write_table(pa.table(cols), path, row_group_size=rows, data_page_size=1 << 20,
-                   max_rows_per_page=page_rows, use_dictionary=False, compression="NONE", write_page_index=True)
+    # incompressible: 80 KB pages, 1.6 MB chunks
+    viewdata.write_int64_pages(path, rows=200_000, page_rows=10_000, columns=8, seed=5)
     b = bucket({})
     s3env.upload_file(s3, b, "t/part-00000.parquet", path)
     m = mount(bucket=b)

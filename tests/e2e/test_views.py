@@ -819,17 +819,10 @@ def test_readahead_past_a_named_chunk_fetches_no_unnamed_column(s3, bucket, moun
     out. The view serves those bytes, but must not take that readahead for
     the reader starting the column and fetch the chunk whole: the unnamed
     chunks (1.6 MB each) would double what the query fetches."""
-    import numpy as np
-    import pyarrow as pa
     import pyarrow.parquet as pq
-    rows, page_rows = 200_000, 20_000
-    rng = np.random.default_rng(21)
-    cols = {"id": pa.array(np.arange(rows, dtype=np.int64))}
-    for i in range(6):  # incompressible int64: 160 KB pages, 1.6 MB chunks
-        cols[f"c{i}"] = pa.array(rng.integers(-2**62, 2**62, rows))
     path = tmp_path / "part-00000.parquet"
-    pq.write_table(pa.table(cols), path, row_group_size=rows, data_page_size=1 << 20,
-                   max_rows_per_page=page_rows, use_dictionary=False, compression="NONE", write_page_index=True)
+    # incompressible int64: 160 KB pages, 1.6 MB chunks
+    vd.write_int64_pages(path, rows=200_000, page_rows=20_000, columns=6, seed=21)
     b = bucket({})
     s3env.upload_file(s3, b, "t/part-00000.parquet", path)
     # Every page planned (no profile needed): the named chunks are sparse.

@@ -143,6 +143,21 @@ class Layout:
         return [f"{self.prefix}/part-{i:05d}.parquet" for i in range(self.files)]
 
 
+def write_int64_pages(path: Path, *, rows: int, page_rows: int, columns: int, seed: int) -> None:
+    """One row group: a sorted int64 `id` and `columns` incompressible int64
+    columns c0, c1, ... (8 bytes a value), PLAIN, uncompressed, page_rows rows
+    a page, with a page index."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    rng = np.random.default_rng(seed)
+    cols = {"id": pa.array(np.arange(rows, dtype=np.int64))}
+    for i in range(columns):
+        cols[f"c{i}"] = pa.array(rng.integers(-2**62, 2**62, rows))
+    pq.write_table(pa.table(cols), path, row_group_size=rows, data_page_size=1 << 20,
+                   max_rows_per_page=page_rows, use_dictionary=False, compression="NONE", write_page_index=True)
+
+
 def write_layout(layout: Layout, outdir: Path) -> dict:
     """Write the layout's files under outdir; returns {s3 key: local path}."""
     import pyarrow.parquet as pq

@@ -748,17 +748,34 @@ enum { PAGED_CHUNKS = 8, PAGED_PAGES = 23 };
 #define PAGED_Q (384u << 10)
 #define PAGED_P (16u << 10)
 
-static void paged_layout(byte_span *spans, uint32_t *cols, uint64_t *starts, parquet_layout *l)
+typedef struct {
+    byte_span spans[PAGED_CHUNKS];
+    uint32_t cols[PAGED_CHUNKS];
+    uint64_t starts[PAGED_CHUNKS * PAGED_PAGES];
+    parquet_layout l;
+} paged_file;
+
+static void paged_layout(paged_file *f)
 {
     size_t n = 0;
     for (size_t i = 0; i < PAGED_CHUNKS; i++) {
-        spans[i] = (byte_span){i * PAGED_Q, (i + 1) * PAGED_Q};
-        cols[i] = (uint32_t)i;
+        f->spans[i] = (byte_span){i * PAGED_Q, (i + 1) * PAGED_Q};
+        f->cols[i] = (uint32_t)i;
         for (uint64_t pg = PAGED_P; pg < PAGED_Q; pg += PAGED_P)
-            starts[n++] = i * PAGED_Q + pg;
+            f->starts[n++] = i * PAGED_Q + pg;
     }
-    *l = (parquet_layout){.chunks = spans, .n_chunks = PAGED_CHUNKS, .column = cols, .n_columns = PAGED_CHUNKS,
-                          .page_starts = starts, .n_page_starts = n};
+    f->l = (parquet_layout){.chunks = f->spans, .n_chunks = PAGED_CHUNKS, .column = f->cols,
+                            .n_columns = PAGED_CHUNKS, .page_starts = f->starts, .n_page_starts = n};
+}
+
+/* Bytes fetched for one read and what it prefetches. */
+static uint64_t fetched_for_read(const prefetch_config *cfg, const object_ref *o, const parquet_layout *l,
+                                 read_pattern *rp, uint64_t off, uint64_t size)
+{
+    const uint64_t before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, cfg, o, l, rp, off, (size_t)size));
+    mem_store_drain(m);
+    return fetched_since(before);
 }
 
 /* A reader that skips pages by the page index (DuckDB reads the pages that
@@ -773,53 +790,38 @@ static void paged_layout(byte_span *spans, uint32_t *cols, uint64_t *starts, par
 Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
 {
     const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 32u << 10;
-    byte_span spans[PAGED_CHUNKS];
-    uint32_t cols[PAGED_CHUNKS];
-    uint64_t starts[PAGED_CHUNKS * PAGED_PAGES];
-    parquet_layout l;
-    paged_layout(spans, cols, starts, &l);
+    paged_file f;
+    paged_layout(&f);
+    parquet_layout *l = &f.l;
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
     object_ref o = ref_of("obj", 117);
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &l, NULL));
+    cr_assert(read_pattern_init(&rp, l, NULL));
     /* Page 3 of chunk 0, then page 2 of chunk 1, each by a pread of it. */
-    uint64_t before = mem_store_counts_now(m).get_bytes;
-    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 3 * pg, (size_t)pg));
-    mem_store_drain(m);
-    cr_assert_leq(fetched_since(before), pg + BS, "that page: %llu", (unsigned long long)fetched_since(before));
-    before = mem_store_counts_now(m).get_bytes;
-    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q + 2 * pg, (size_t)pg));
-    mem_store_drain(m);
-    cr_assert_leq(fetched_since(before), pg + BS, "that page: %llu", (unsigned long long)fetched_since(before));
+    uint64_t got = fetched_for_read(&cfg, &o, l, &rp, 3 * pg, pg);
+    cr_assert_leq(got, pg + BS, "that page: %llu", (unsigned long long)got);
+    got = fetched_for_read(&cfg, &o, l, &rp, q + 2 * pg, pg);
+    cr_assert_leq(got, pg + BS, "that page: %llu", (unsigned long long)got);
     /* Page 5 of chunk 2, a read of the kernel's whole window. */
-    before = mem_store_counts_now(m).get_bytes;
-    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 2 * q + 5 * pg, (size_t)ra));
-    mem_store_drain(m);
-    cr_assert_leq(fetched_since(before), ra + ra + BS, "the read, and the readahead past its page: %llu",
-                  (unsigned long long)fetched_since(before));
+    got = fetched_for_read(&cfg, &o, l, &rp, 2 * q + 5 * pg, ra);
+    cr_assert_leq(got, ra + ra + BS, "the read, and the readahead past its page: %llu", (unsigned long long)got);
     /* The start of chunk 3: its dictionary page. */
-    before = mem_store_counts_now(m).get_bytes;
-    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 3 * q, (size_t)pg));
-    mem_store_drain(m);
-    cr_assert_leq(fetched_since(before), pg + BS, "the dictionary page: %llu", (unsigned long long)fetched_since(before));
+    got = fetched_for_read(&cfg, &o, l, &rp, 3 * q, pg);
+    cr_assert_leq(got, pg + BS, "the dictionary page: %llu", (unsigned long long)got);
     /* Chunk 5 read on through from its start: page by page, then whole. */
-    before = mem_store_counts_now(m).get_bytes;
+    got = 0;
     for (uint64_t d = 5 * q; d < 5 * q + 4 * ra; d += ra)
-        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
-    mem_store_drain(m);
-    cr_assert_geq(fetched_since(before), q, "chunk 5 whole: %llu", (unsigned long long)fetched_since(before));
-    cr_assert_leq(fetched_since(before), q + BS, "and nothing past it: %llu", (unsigned long long)fetched_since(before));
+        got += fetched_for_read(&cfg, &o, l, &rp, d, ra);
+    cr_assert_geq(got, q, "chunk 5 whole: %llu", (unsigned long long)got);
+    cr_assert_leq(got, q + BS, "and nothing past it: %llu", (unsigned long long)got);
     read_pattern_destroy(&rp);
     /* Without page starts, the same first read fetches the rest of chunk 0. */
-    l.page_starts = NULL;
-    l.n_page_starts = 0;
+    l->page_starts = NULL;
+    l->n_page_starts = 0;
     object_ref o2 = ref_of("obj", 118);
-    cr_assert(read_pattern_init(&rp, &l, NULL));
-    before = mem_store_counts_now(m).get_bytes;
-    cr_assert(prefetch_chunk_of_read(io, &cfg, &o2, &l, &rp, 3 * pg, (size_t)pg));
-    mem_store_drain(m);
-    cr_assert_geq(fetched_since(before), q - 3 * pg, "without a page map, the rest of the chunk: %llu",
-                  (unsigned long long)fetched_since(before));
+    cr_assert(read_pattern_init(&rp, l, NULL));
+    got = fetched_for_read(&cfg, &o2, l, &rp, 3 * pg, pg);
+    cr_assert_geq(got, q - 3 * pg, "without a page map, the rest of the chunk: %llu", (unsigned long long)got);
     read_pattern_destroy(&rp);
     object_ref_free(&o);
     object_ref_free(&o2);
@@ -832,23 +834,18 @@ Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
 Test(object_read, page_starts_leave_a_whole_chunk_reader_alone)
 {
     const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 32u << 10;
-    byte_span spans[PAGED_CHUNKS];
-    uint32_t cols[PAGED_CHUNKS];
-    uint64_t starts[PAGED_CHUNKS * PAGED_PAGES];
-    parquet_layout l;
-    paged_layout(spans, cols, starts, &l);
+    paged_file f;
+    paged_layout(&f);
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
     object_ref o = ref_of("obj", 119);
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &l, NULL));
+    cr_assert(read_pattern_init(&rp, &f.l, NULL));
     const uint64_t at[] = {0, 4 * q + 4 * pg};
     for (size_t k = 0; k < 2; k++) {
-        const uint64_t before = mem_store_counts_now(m).get_bytes;
-        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, at[k], (size_t)ra));
-        mem_store_drain(m);
+        const uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, at[k], ra);
         const uint64_t chunk_start = at[k] / q * q;
-        cr_assert_geq(fetched_since(before), chunk_start + q - at[k], "read at %llu: the rest of its chunk: %llu",
-                      (unsigned long long)at[k], (unsigned long long)fetched_since(before));
+        cr_assert_geq(got, chunk_start + q - at[k], "read at %llu: the rest of its chunk: %llu",
+                      (unsigned long long)at[k], (unsigned long long)got);
     }
     read_pattern_destroy(&rp);
     object_ref_free(&o);
