@@ -120,8 +120,9 @@ static bool parse_column_chunk(pm *d, void *elem, uint32_t i)
         return tc_fail_at(r, TC_E_ENCRYPTED, start, "column is encrypted (no plaintext meta_data)");
     if (!pqm_required(r, &column_chunk_table, seen, start))
         return false;
-    c->has_offset_index = (seen & BIT(4)) && (seen & BIT(5));
-    c->has_column_index = (seen & BIT(6)) && (seen & BIT(7));
+    /* An index of no bytes is no index (its offset is then never checked). */
+    c->has_offset_index = (seen & BIT(4)) && (seen & BIT(5)) && c->offset_index_length != 0;
+    c->has_column_index = (seen & BIT(6)) && (seen & BIT(7)) && c->column_index_length != 0;
 
     /* Consistency with the schema and the file. */
     if (c->type != leaf->type)

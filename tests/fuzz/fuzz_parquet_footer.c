@@ -2,6 +2,7 @@
  * the input as a whole Parquet file (footer located from its tail, then page
  * maps, page indexes and eligibility for every column chunk, and the plain
  * path's byte layout with its page starts). */
+#include <stdio.h>
 #include "column_resolve.h"
 #include "page_map.h"
 #include "parquet_layout.h"
@@ -11,11 +12,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void check(bool ok)
+/* A broken invariant aborts, naming its line. */
+static void check_at(bool ok, int line)
 {
-    if (!ok)
+    if (!ok) {
+        fprintf(stderr, "fuzz_parquet_footer: check failed at line %d\n", line);
         abort();
+    }
 }
+#define check(ok) check_at((ok), __LINE__)
 
 static void check_meta(const pq_file_meta *m)
 {
