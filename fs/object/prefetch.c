@@ -287,9 +287,16 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     /* Not the kernel's readahead running on from the chunk before. */
     const bool ran_on = continues && s->chunk != idx && off <= s->next + PAGE_ROUNDING &&
                         off + prefetch_continuation_proof(cfg) >= s->next;
+    /* A first read of the kernel's whole window at a data page inside the
+     * chunk whose page goes on past it: a pread of a page larger than the
+     * window (DuckDB's parallel first reads of a file), or the window of a
+     * long read that happened to arrive first. Either way the page comes,
+     * not yet the rest of the chunk (the long read's window at the chunk's
+     * start still fetches that); not counted as a page pread. */
+    const bool window_of_page = at_page && size == prefetch_kernel_readahead(cfg) && page.end > end;
     const bool page_read =
         in_page && !ran_on &&
-        (page_pread || (skipping && (at_page || !reads_pages_in_turn)));
+        (page_pread || window_of_page || (skipping && (at_page || !reads_pages_in_turn)));
     if (!continues) {
         s->proven = true; /* a jump into a chunk is the reader's own */
         s->run_start = idx;

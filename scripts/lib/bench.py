@@ -48,18 +48,23 @@ sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import s3env  # noqa: E402
 import bench_contenders  # noqa: E402
 import s3servers  # noqa: E402
+import strace_reads  # noqa: E402
 
 READER = HERE / "bench_reader.py"
 
 
-def run_reader(spec: dict, timeout: float, between=None) -> dict:
+def run_reader(spec: dict, timeout: float, between=None, trace: Path | None = None) -> dict:
     """Run one query in a fresh process; returns its JSON line plus the
     process's CPU seconds and peak RSS (from wait4). With spec["repeat"] > 1
-    the reader stops after its first query until between() has returned."""
+    the reader stops after its first query until between() has returned.
+    With trace, the reader runs under strace writing there (strace_reads.py;
+    its times then mean nothing)."""
     import threading
+    cmd = [sys.executable, str(READER), json.dumps(spec)]
+    if trace is not None:
+        cmd = strace_reads.traced(cmd, trace)
     with tempfile.TemporaryFile("w+") as err:
-        p = subprocess.Popen([sys.executable, str(READER), json.dumps(spec)], stdout=subprocess.PIPE,
-                             stdin=subprocess.PIPE, stderr=err, text=True)
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stdin=subprocess.PIPE, stderr=err, text=True)
         killer = threading.Timer(timeout, p.kill)
         killer.start()
         try:
@@ -120,12 +125,19 @@ def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3con
     try:
         profile_at_start = contender.sieve_profile()
         before = proxy.stats()
+        kernel_before = contender.kernel_read_bytes()
         spec = {"reader": reader, "location": location, "query": query, "s3": s3conf, "threads": 2,
                 "repeat": 1 + later}
         mid = {}
-        res = run_reader(spec, timeout, between=lambda: mid.update(proxy.stats()))
+        kernel_mid = []
+
+        def between():
+            mid.update(proxy.stats())
+            kernel_mid.append(contender.kernel_read_bytes())
+        res = run_reader(spec, timeout, between=between)
         after = proxy.stats()
         first = mid or after
+        kernel_first = kernel_mid[0] if kernel_mid else contender.kernel_read_bytes()
         dcpu, dpeak = contender.daemon_usage()
         profile = contender.sieve_profile()
         vstats = contender.view_stats()
@@ -139,6 +151,9 @@ def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3con
         "digest": res["digest"],
         "bytes": first["bytes_down"] - before["bytes_down"] + first["bytes_up"] - before["bytes_up"],
         "requests": first.get("requests", 0) - before.get("requests", 0),
+        # what the kernel asked the mount for during the first query (sievefs only)
+        "kernel_bytes": (kernel_first - kernel_before
+                         if kernel_first is not None and kernel_before is not None else None),
         "later_bytes": (after["bytes_down"] - first["bytes_down"] + after["bytes_up"] - first["bytes_up"]) if mid else None,
         "later_requests": (after.get("requests", 0) - first.get("requests", 0)) if mid else None,
         "cpu_s": res["cpu_s"], "peak_bytes": res["peak_bytes"],
@@ -424,14 +439,21 @@ def main(argv=None) -> int:
         # Validation pass on the unshaped link: every contender's answer must
         # equal the reader's answer on the local files before anything is timed.
         reference = {}
+        # What each reader itself reads of the local files (strace), the
+        # reference of the "fetched ÷ reader's reads" column.
+        reader_reads = {}
         cases = list(plan_cases(tables, plan, readers))
         with wanproxy.WanProxy("127.0.0.1", srv.port, "lan") as proxy:
             s3conf["endpoint"] = proxy.endpoint
             for name, t, q, pq_, table_readers in cases:
                 for reader in table_readers:
+                    trace = work / "reader-strace.txt" if strace_reads.available() else None
                     ref = run_reader({"reader": reader, "location": t["path"], "query": pq_, "threads": 2},
-                                     a.timeout)
+                                     a.timeout, trace=trace)
                     reference[(name, q["name"], reader)] = ref["digest"]
+                    if trace is not None:
+                        reader_reads[(name, q["name"], reader)] = strace_reads.bytes_read(trace, t["path"])[0]
+                        trace.unlink(missing_ok=True)
                     if q["layout"] != "full" and ref["rows"] != q["expected_rows"]:
                         failures.append(f"{name} {q['name']} {reader}: the local read returned "
                                         f"{ref['rows']} rows, the generator selected {q['expected_rows']}")
@@ -464,7 +486,8 @@ def main(argv=None) -> int:
                                 later = plan["later"] if c in plan["later_contenders"] else 0
                                 r = one_run(con, reader, pq_, name, proxy, s3conf, a.timeout, later)
                                 r.update(profile=profile, table=name, pair=pair,
-                                         same=r["digest"] == reference[(name, q["name"], reader)])
+                                         same=r["digest"] == reference[(name, q["name"], reader)],
+                                         reader_bytes=reader_reads.get((name, q["name"], reader)))
                                 runs.append(r)
                                 link_runs.append(r)
                                 lat = "" if r["later_s"] is None else f" (later {r['later_s']:.2f} s)"

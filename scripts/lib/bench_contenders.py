@@ -120,6 +120,12 @@ class Contender:
         """The view's NAME.stats document, None without a view."""
         return None
 
+    def kernel_read_bytes(self):
+        """Bytes the mount has returned to the kernel's reads so far (what
+        the kernel asked for, its readahead included), None when the
+        contender does not count them."""
+        return None
+
     def _wait_mounted(self):
         if not s3env.wait_for(lambda: bool(s3env.mounts_at(self.mp)), 60):
             raise RuntimeError(f"{self.name}: {self.mp} did not mount")
@@ -157,6 +163,11 @@ class SievefsPlain(Contender):
 
     def sieve_profile(self):
         return _read_json(self.mp / ".sieve" / "profile")
+
+    def kernel_read_bytes(self):
+        doc = _read_json(self.mp / ".sieve" / "stats")
+        v = doc.get("fuse_read_bytes") if isinstance(doc, dict) else None
+        return v if isinstance(v, int) else None
 
 
 class SievefsView(SievefsPlain):

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -37,6 +36,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
 import s3env  # noqa: E402
+import strace_reads  # noqa: E402
 from bench_mount import Mount, fmt_bytes, host_line, moto_version, unmount_all  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
@@ -111,44 +111,11 @@ rows = con.execute(sys.argv[1]).fetchall()
 print(json.dumps({"rows": rows, "seconds": time.perf_counter() - t}))
 """
 
-STRACE_LINE = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s+(read|pread64|preadv2?)\((\d+)<([^>]*)>,(.*)$")
-RESUMED = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s+<\.\.\. (read|pread64|preadv2?) resumed>(.*)$")
-RETVAL = re.compile(r"\)\s+=\s+(-?\d+)")
-
-
-def strace_bytes(trace: Path, target: str) -> tuple[int, int]:
-    """(bytes, calls) read by the traced processes from the file `target`."""
-    target = os.path.realpath(target)
-    pending = {}
-    total = calls = 0
-    for line in trace.read_text(errors="replace").splitlines():
-        m = STRACE_LINE.match(line)
-        if m:
-            pid, path, rest = m.group(1), m.group(4), m.group(5)
-            if "<unfinished ...>" in rest:
-                pending[pid] = path
-                continue
-            rv = RETVAL.search(rest)
-            if rv and path == target and int(rv.group(1)) > 0:
-                total += int(rv.group(1))
-                calls += 1
-            continue
-        m = RESUMED.match(line)
-        if m:
-            pid, rest = m.group(1), m.group(3)
-            path = pending.pop(pid, None)
-            rv = RETVAL.search(rest)
-            if path == target and rv and int(rv.group(1)) > 0:
-                total += int(rv.group(1))
-                calls += 1
-    return total, calls
-
 
 def run_duck(query: str, threads: int, trace: Path | None = None) -> dict:
     cmd = [sys.executable, "-c", DUCK_SCRIPT, query, str(threads)]
     if trace is not None:
-        cmd = ["strace", "-f", "-y", "-s", "0", "-e", "trace=read,pread64,preadv,preadv2", "-e", "signal=none",
-               "-o", str(trace)] + cmd
+        cmd = strace_reads.traced(cmd, trace)
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     if r.returncode != 0:
         raise SystemExit(f"duckdb run failed: {r.stderr[-2000:]}")
@@ -176,7 +143,7 @@ def bench_a(moto, work: Path, pq_path: Path, meta: dict, threads: int) -> dict:
     # local copy under strace: what DuckDB itself reads
     trace_local = work / "strace-local.txt"
     res_local = run_duck(SELECTIVE_QUERY.format(f=pq_path, lo=lo, hi=hi), threads, trace_local)
-    duck_bytes, duck_calls = strace_bytes(trace_local, str(pq_path))
+    duck_bytes, duck_calls = strace_reads.bytes_read(trace_local, str(pq_path))
 
     # cross-check: fresh mount, traced
     trace_mount = work / "strace-mount.txt"
@@ -185,7 +152,7 @@ def bench_a(moto, work: Path, pq_path: Path, meta: dict, threads: int) -> dict:
         b2 = m2.stats()
         run_duck(SELECTIVE_QUERY.format(f=f2, lo=lo, hi=hi), threads, trace_mount)
         a2 = m2.stats()
-        duck_bytes_mount, _ = strace_bytes(trace_mount, str(f2))
+        duck_bytes_mount, _ = strace_reads.bytes_read(trace_mount, str(f2))
     return {
         "file_size": size, "rows": rows, "row_groups": meta["row_groups"],
         "query": SELECTIVE_QUERY.format(f="FILE", lo=lo, hi=hi),
@@ -298,7 +265,7 @@ def main() -> int:
         ap.error("--pairs must be >= 1")
     if not os.access(BIN, os.X_OK):
         raise SystemExit(f"{BIN} not found: build first")
-    if shutil.which("strace") is None and args.only != "b":
+    if not strace_reads.available() and args.only != "b":
         raise SystemExit("strace is needed for (a): apt-get install strace (scripts/setup does)")
     pq_path, big_path, meta = ensure_data(Path(args.data_dir), args.parquet_mb,
                                           args.big_gib if args.only != "a" else 0.001)

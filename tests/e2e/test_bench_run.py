@@ -63,6 +63,9 @@ def test_quick_plan_on_lan(tmp_path):
         assert (x["later_s"] is not None and x["later_bytes"] is not None) == sieve, x
         assert "sieve_profile" in x and (x["sieve_profile"] is None or sieve)
         assert (x["view_stats"] is not None) == (x["contender"] == "view"), x
+        # what the kernel asked the mount for (sievefs only), what the reader reads of a local copy
+        assert (x["kernel_bytes"] is not None and x["kernel_bytes"] > 0) == sieve, x
+        assert x["reader_bytes"] > 0, x
     # The scattered query's view reads far fewer bytes than the plain path on the layout with an
     # OffsetIndex, for every reader (DuckDB's one page per chunk without an OffsetIndex has no
     # page to leave out at 0.1 % scattered).
@@ -77,6 +80,7 @@ def test_quick_plan_on_lan(tmp_path):
     assert "| view |" in md and "| rclone |" in md and "| physical limit |" in md
     assert "later query s" in md and "## Connection profile of each sievefs mount" in md
     assert "## Scheduler probe" in md and "sievefs measured: commit `" in md
+    assert "## Bytes fetched against the reader's own reads" in md
     pngs = sorted(p.name for p in (tmp_path / "img").glob("*.png"))
     assert len(pngs) == 5 * 3 * 2 and all(f"![{p}](" in md for p in pngs), pngs   # 5 tables x 3 readers x (time, bytes)
     assert "sievefs index lineitem_w90_none_pyarrow_default" in r.stdout, r.stdout[-3000:]

@@ -827,6 +827,30 @@ Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
     object_ref_free(&o2);
 }
 
+/* DuckDB's first reads of a file come in parallel, before two page preads
+ * show that it skips pages; a pread of a page larger than the kernel's
+ * window reaches the mount as reads of the whole window. The first, at a
+ * data page inside a chunk, fetches that page and the window past it, not
+ * the rest of the chunk; a chunk reader's read of the chunk's start then
+ * still fetches the chunk whole. */
+Test(object_read, a_first_window_at_a_page_larger_than_it_fetches_the_page)
+{
+    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 8u << 10;
+    paged_file f;
+    paged_layout(&f);
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    object_ref o = ref_of("obj", 120);
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &f.l, NULL));
+    uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q + 6 * pg, ra);
+    cr_assert_geq(got, pg, "the page: %llu", (unsigned long long)got);
+    cr_assert_leq(got, pg + ra + BS, "the page and the window past it: %llu", (unsigned long long)got);
+    got += fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q, ra);
+    cr_assert_geq(got, q, "from the chunk's start, the chunk whole: %llu", (unsigned long long)got);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Page starts change nothing for a reader that reads chunks from their
  * start (pyarrow), even when a kernel read of its long pread, arriving out
  * of order, starts at a page: its first read of a chunk fetches the chunk
