@@ -768,6 +768,14 @@ static void paged_layout(paged_file *f)
                             .n_columns = PAGED_CHUNKS, .page_starts = f->starts, .n_page_starts = n};
 }
 
+/* The paged file, the kernel's readahead window ra, and a fresh read pattern. */
+static void paged_reads(paged_file *f, prefetch_config *cfg, read_pattern *rp, uint64_t ra)
+{
+    paged_layout(f);
+    *cfg = (prefetch_config){.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    cr_assert(read_pattern_init(rp, &f->l, NULL));
+}
+
 /* Bytes fetched for one read and what it prefetches. */
 static uint64_t fetched_for_read(const prefetch_config *cfg, const object_ref *o, const parquet_layout *l,
                                  read_pattern *rp, uint64_t off, uint64_t size)
@@ -827,50 +835,42 @@ Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
     object_ref_free(&o2);
 }
 
-/* DuckDB's first reads of a file come in parallel, before two page preads
- * show that it skips pages; a pread of a page larger than the kernel's
- * window reaches the mount as reads of the whole window. The first, at a
- * data page inside a chunk, fetches that page and the window past it, not
- * the rest of the chunk; a chunk reader's read of the chunk's start then
- * still fetches the chunk whole. */
-Test(object_read, a_first_window_at_a_page_larger_than_it_fetches_the_page)
-{
-    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 8u << 10;
-    paged_file f;
-    paged_layout(&f);
-    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
-    object_ref o = ref_of("obj", 120);
-    read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &f.l, NULL));
-    uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q + 6 * pg, ra);
-    cr_assert_geq(got, pg, "the page: %llu", (unsigned long long)got);
-    cr_assert_leq(got, pg + ra + BS, "the page and the window past it: %llu", (unsigned long long)got);
-    got += fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q, ra);
-    cr_assert_geq(got, q, "from the chunk's start, the chunk whole: %llu", (unsigned long long)got);
-    read_pattern_destroy(&rp);
-    object_ref_free(&o);
-}
-
 /* Page starts change nothing for a reader that reads chunks from their
  * start (pyarrow), even when a kernel read of its long pread, arriving out
  * of order, starts at a page: its first read of a chunk fetches the chunk
- * whole. */
-Test(object_read, page_starts_leave_a_whole_chunk_reader_alone)
+ * whole. But DuckDB's first reads of a file come in parallel, before two
+ * page preads show that it skips pages, and a pread of a page larger than
+ * the kernel's window reaches the mount as reads of the whole window: the
+ * first, at a data page inside a chunk whose page goes on past it, fetches
+ * that page and the window past it, not the rest of the chunk; a read of
+ * the chunk's start then still fetches the chunk whole. */
+Test(object_read, a_first_window_at_a_page_fetches_its_chunk_unless_the_page_is_larger)
 {
-    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 32u << 10;
+    const uint64_t q = PAGED_Q, pg = PAGED_P;
     paged_file f;
-    paged_layout(&f);
-    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
-    object_ref o = ref_of("obj", 119);
+    prefetch_config cfg;
     read_pattern rp;
-    cr_assert(read_pattern_init(&rp, &f.l, NULL));
+    /* Pages smaller than the window: chunk reads. */
+    paged_reads(&f, &cfg, &rp, 32u << 10);
+    object_ref o = ref_of("obj", 119);
     const uint64_t at[] = {0, 4 * q + 4 * pg};
     for (size_t k = 0; k < 2; k++) {
-        const uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, at[k], ra);
+        const uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, at[k], 32u << 10);
         const uint64_t chunk_start = at[k] / q * q;
         cr_assert_geq(got, chunk_start + q - at[k], "read at %llu: the rest of its chunk: %llu",
                       (unsigned long long)at[k], (unsigned long long)got);
     }
     read_pattern_destroy(&rp);
+    /* Pages larger than the window: the page first. */
+    const uint64_t ra = 8u << 10;
+    paged_reads(&f, &cfg, &rp, ra);
+    object_ref o2 = ref_of("obj", 120);
+    uint64_t got = fetched_for_read(&cfg, &o2, &f.l, &rp, 2 * q + 6 * pg, ra);
+    cr_assert_geq(got, pg, "the page: %llu", (unsigned long long)got);
+    cr_assert_leq(got, pg + ra + BS, "the page and the window past it: %llu", (unsigned long long)got);
+    got += fetched_for_read(&cfg, &o2, &f.l, &rp, 2 * q, ra);
+    cr_assert_geq(got, q, "from the chunk's start, the chunk whole: %llu", (unsigned long long)got);
+    read_pattern_destroy(&rp);
     object_ref_free(&o);
+    object_ref_free(&o2);
 }
