@@ -295,10 +295,9 @@ def _reads_lines(summary: dict) -> list:
             if not v or v.get("reader_bytes") != v.get("reader_bytes"):
                 continue
             rb, kb, fb = v["reader_bytes"], v.get("kernel_bytes", float("nan")), v["bytes"]
+            ratios = [f"{fb / x:.2f}" if x == x and x else "–" for x in (rb, kb)]
             rows.append(f"| {profile} | {table} | {query} | {reader} | {c} | {_fmt_b(rb)} | {_fmt_b(kb)} | "
-                        f"{_fmt_b(fb)} | {fb / rb:.2f} | {(fb / kb if kb == kb and kb else float('nan')):.2f} |"
-                        if rb else
-                        f"| {profile} | {table} | {query} | {reader} | {c} | 0 | {_fmt_b(kb)} | {_fmt_b(fb)} | – | – |")
+                        f"{_fmt_b(fb)} | {ratios[0]} | {ratios[1]} |")
     if not rows:
         return []
     return ["", "## Bytes fetched against the reader's own reads", "",

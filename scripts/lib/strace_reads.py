@@ -22,7 +22,6 @@ _CALL = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s+(read|pread64|preadv2?)\((\d+)<([^
 _RESUMED = re.compile(r"^(?:\[pid\s+)?(\d+)\]?\s+<\.\.\. (read|pread64|preadv2?) resumed>(.*)$")
 _RETVAL = re.compile(r"\)\s+=\s+(-?\d+)")
 
-
 _usable: bool | None = None
 
 
@@ -64,17 +63,13 @@ def bytes_read(trace: Path, root: str) -> tuple[int, int]:
             if "<unfinished ...>" in rest:
                 pending[pid] = path
                 continue
-            rv = _RETVAL.search(rest)
-            if rv and ours(path) and int(rv.group(1)) > 0:
-                total += int(rv.group(1))
-                calls += 1
-            continue
-        m = _RESUMED.match(line)
-        if m:
-            pid, rest = m.group(1), m.group(3)
-            path = pending.pop(pid, None)
-            rv = _RETVAL.search(rest)
-            if ours(path) and rv and int(rv.group(1)) > 0:
-                total += int(rv.group(1))
-                calls += 1
+        else:
+            m = _RESUMED.match(line)
+            if not m:
+                continue
+            path, rest = pending.pop(m.group(1), None), m.group(3)
+        rv = _RETVAL.search(rest)
+        if rv and ours(path) and int(rv.group(1)) > 0:
+            total += int(rv.group(1))
+            calls += 1
     return total, calls
