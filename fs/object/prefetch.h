@@ -35,12 +35,12 @@
  *    page alone, not the rest of the chunk; so does a first read of the
  *    kernel's whole window at a page that goes on past it (a pread of a
  *    page larger than the window), with the window past the page. Once the
- *    reader has read two pages so, every chunk it reads is fetched a page at a time (its
- *    dictionary page, then the pages it reads, each with what the kernel
- *    reads ahead past it after a read of its whole window), and nothing
- *    past a chunk is fetched for it, until its reads have run on across
- *    three page starts of that chunk; then the rest of the chunk comes
- *    whole.
+ *    reader has read two pages so, every chunk it reads is fetched a page
+ *    at a time (its dictionary page, then the pages it reads, each with
+ *    what the kernel reads ahead past it after a read of its whole
+ *    window), and nothing past a chunk is fetched for it, until its reads
+ *    have run on across three page starts of that chunk; then the rest of
+ *    the chunk comes whole.
  *  - Across files: a file's columns read are shared with the other files
  *    of its table (column_memory.h). Once this file's reads have followed
  *    them (the reader went on from one shared column's chunk into the
