@@ -207,7 +207,10 @@ static void speculate(const parquet_layout *layout, const read_pattern *p, const
 /* How far past the chunks known to be read stream s may speculate into
  * unread columns: 1/20 of what the reader has read of the file, all its
  * streams together, less what the other streams still going have
- * speculated and not read yet (an ended stream's is spent); never less than
+ * speculated and not read yet beyond the proof (an ended stream's is spent;
+ * the proof is what the kernel's readahead asks for anyway: pyarrow's
+ * short ranges, ending at skipped columns, each hold one, and would
+ * otherwise starve its long range of any share); never less than
  * 1/20 of s's own streak, nor more than max_window. A reader that stops anywhere has cost at most about 5 % more
  * than it read. A reader whose threads have read most of a row group
  * already (DuckDB reads the last columns of the first row group in one
@@ -215,11 +218,12 @@ static void speculate(const parquet_layout *layout, const read_pattern *p, const
  * run in flight, not one a round trip. Called with p->lock held. */
 static uint64_t speculation_budget(const prefetch_config *cfg, const read_pattern *p, const read_stream *s)
 {
+    const uint64_t proof = prefetch_continuation_proof(cfg);
     uint64_t others = 0;
     for (size_t i = 0; i < READ_STREAMS; i++) {
         const read_stream *t = &p->streams[i];
-        if (t != s && t->next && t->ahead_to > t->next && p->bytes_read - t->read_mark < STREAM_ENDED_AFTER)
-            others += t->ahead_to - t->next;
+        if (t != s && t->next && t->ahead_to > t->next + proof && p->bytes_read - t->read_mark < STREAM_ENDED_AFTER)
+            others += t->ahead_to - t->next - proof;
     }
     const uint64_t own = s->streak / SPECULATION_SHARE, file = p->bytes_read / SPECULATION_SHARE;
     const uint64_t budget = file > others && file - others > own ? file - others : own;

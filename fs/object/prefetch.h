@@ -13,8 +13,8 @@
  *    read (up to max_window), so a reader's long read across many chunks
  *    waits for one round trip, not one per chunk.
  *  - Speculation: past them, a stream fetches 1/20 of what the reader has
- *    read of the file (less what its other live streams keep ahead; at
- *    least 1/20 of its own streak), and at least the proof (what the kernel's readahead asks for past the run's
+ *    read of the file (less what its other live streams keep ahead beyond
+ *    the proof; at least 1/20 of its own streak), and at least the proof (what the kernel's readahead asks for past the run's
  *    end whether or not the reader wants it), spread over the following
  *    chunks whose columns are neither known to be read nor known to be
  *    skipped (the reader jumped over a chunk of it, or left a row group

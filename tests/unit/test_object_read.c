@@ -600,6 +600,64 @@ Test(object_read, speculation_is_a_share_of_the_whole_files_reads)
     object_ref_free(&o);
 }
 
+/* What another stream keeps ahead of it no further than the proof is what
+ * the kernel's readahead asks for past its reads anyway, not speculation:
+ * it does not come out of a stream's share. pyarrow reads a row group as a
+ * score of coalesced ranges at once; most end at a skipped column, holding
+ * the proof of it, while one long range is still read chunk by chunk. Here
+ * seven threads jump to a 4 MiB chunk each (A_i, the column after each is
+ * skipped) and a last one to chunk L0; the seven read theirs to the end,
+ * then the last reads L0: it keeps 1/20 of all the file's reads ahead of it
+ * in L1, not that less the seven proofs. */
+Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
+{
+    enum { OTHERS = 7, CHUNKS = 2 * OTHERS + 2 };
+    const uint64_t a = 4u << 20, b = 1u << 20, ra = 32u << 10, step = 128u << 10;
+    byte_span spans[CHUNKS]; /* A_0, B_0, ..., A_6, B_6, L0, L1 */
+    uint32_t cols[CHUNKS];
+    uint64_t at = 0;
+    for (size_t i = 0; i < CHUNKS; i++) {
+        const uint64_t len = (i % 2 == 0 && i < CHUNKS - 2) || i == CHUNKS - 1 ? a : b;
+        spans[i] = (byte_span){at, at + len};
+        cols[i] = (uint32_t)i;
+        at += len;
+    }
+    uint8_t *wide = calloc(at, 1);
+    cr_assert(wide && mem_store_put(m, "wide3", wide, at));
+    free(wide);
+    object_ref o = ref_of("wide3", 116);
+    parquet_layout l = {.chunks = spans, .n_chunks = CHUNKS, .column = cols, .n_columns = CHUNKS};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    const uint64_t proof = prefetch_continuation_proof(&cfg);
+    const byte_span *l0 = &spans[CHUNKS - 2];
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    for (size_t t = 0; t < OTHERS; t++)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, spans[2 * t].start, (size_t)step));
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, l0->start, (size_t)step));
+    for (size_t t = 0; t < OTHERS; t++)
+        cr_assert(rp.column_skipped[2 * t + 1], "B_%zu's column is skipped", t);
+    mem_store_drain(m);
+    const uint64_t before = mem_store_counts_now(m).get_bytes;
+    for (uint64_t d = step; d < a; d += step)
+        for (size_t t = 0; t < OTHERS; t++)
+            cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, spans[2 * t].start + d, (size_t)step));
+    mem_store_drain(m);
+    cr_assert_eq(fetched_since(before), 0, "the seven hold their chunks and the proof past them");
+    for (uint64_t d = l0->start + step; d < l0->end; d += step)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)step));
+    mem_store_drain(m);
+    /* L1's proof came with the jump to L0; the rest of what is ahead now. */
+    const uint64_t ahead = fetched_since(before) + proof;
+    const uint64_t all = OTHERS * a + (l0->end - l0->start);
+    cr_assert_geq(ahead, all / 20 - BS, "1/20 of all the reads ahead: %llu of %llu", (unsigned long long)ahead,
+                  (unsigned long long)(all / 20));
+    cr_assert_leq(ahead, all / 20 + BS, "and no more: %llu of %llu", (unsigned long long)ahead,
+                  (unsigned long long)(all / 20));
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Two files of one table (one row group of four columns each); the reader
  * reads columns 0-2 of the first. In the second, once it has gone on from
  * column 0 into column 1 as far as the proof, column 2 is fetched whole at
