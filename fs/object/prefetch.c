@@ -207,23 +207,32 @@ static void speculate(const parquet_layout *layout, const read_pattern *p, const
 /* How far past the chunks known to be read stream s may speculate into
  * unread columns: 1/20 of what the reader has read of the file, all its
  * streams together, less what the other streams still going have
- * speculated and not read yet beyond the proof (an ended stream's is spent;
- * the proof is what the kernel's readahead asks for anyway: pyarrow's
- * short ranges, ending at skipped columns, each hold one, and would
- * otherwise starve its long range of any share); never less than
- * 1/20 of s's own streak, nor more than max_window. A reader that stops anywhere has cost at most about 5 % more
- * than it read. A reader whose threads have read most of a row group
- * already (DuckDB reads the last columns of the first row group in one
- * sequential run, after its other threads) keeps several chunks of that
- * run in flight, not one a round trip. Called with p->lock held. */
-static uint64_t speculation_budget(const prefetch_config *cfg, const read_pattern *p, const read_stream *s)
+ * speculated and not read yet beyond the proof past their reads, or past
+ * their chunks' ends where those are further (an ended stream's is spent;
+ * the rest of the chunk a stream reads is the reader's; the proof is what
+ * the kernel's readahead asks for anyway: pyarrow's short ranges, ending at
+ * skipped columns, each hold one, and would otherwise starve its long
+ * range of any share); never less than 1/20 of s's own streak, nor more
+ * than max_window. A reader that stops anywhere has cost at most about
+ * 5 % more than it read. A reader whose threads have read most of a row
+ * group already (DuckDB reads the last columns of the first row group in
+ * one sequential run, after its other threads) keeps several chunks of
+ * that run in flight, not one a round trip. Called with p->lock held. */
+static uint64_t speculation_budget(const prefetch_config *cfg, const parquet_layout *layout, const read_pattern *p,
+                                   const read_stream *s)
 {
     const uint64_t proof = prefetch_continuation_proof(cfg);
     uint64_t others = 0;
     for (size_t i = 0; i < READ_STREAMS; i++) {
         const read_stream *t = &p->streams[i];
-        if (t != s && t->next && t->ahead_to > t->next + proof && p->bytes_read - t->read_mark < STREAM_ENDED_AFTER)
-            others += t->ahead_to - t->next - proof;
+        if (t == s || !t->next || p->bytes_read - t->read_mark >= STREAM_ENDED_AFTER)
+            continue;
+        /* The rest of the chunk it reads is the reader's, not speculation. */
+        uint64_t at = t->next;
+        if (t->chunk < layout->n_chunks && layout->chunks[t->chunk].end > at)
+            at = layout->chunks[t->chunk].end;
+        if (t->ahead_to > at + proof)
+            others += t->ahead_to - at - proof;
     }
     const uint64_t own = s->streak / SPECULATION_SHARE, file = p->bytes_read / SPECULATION_SHARE;
     const uint64_t budget = file > others && file - others > own ? file - others : own;
@@ -398,7 +407,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * bytes), so a stream reading unknown columns one after the other
          * keeps several chunks in flight once its streak is long. */
         mark_columns_left_unread(layout, p, s);
-        uint64_t budget = cfg->no_speculation ? 0 : speculation_budget(cfg, p, s);
+        uint64_t budget = cfg->no_speculation ? 0 : speculation_budget(cfg, layout, p, s);
         /* Once the reader reaches the end of the run, the kernel reads
          * ahead into the next chunk whether or not the reader wants it:
          * fetched now, with the run, it costs no extra bytes and saves the

@@ -600,16 +600,13 @@ Test(object_read, speculation_is_a_share_of_the_whole_files_reads)
     object_ref_free(&o);
 }
 
-/* What another stream keeps ahead of it no further than the proof is what
- * the kernel's readahead asks for past its reads anyway, not speculation:
- * it does not come out of a stream's share. pyarrow reads a row group as a
- * score of coalesced ranges at once; most end at a skipped column, holding
- * the proof of it, while one long range is still read chunk by chunk. Here
- * seven threads jump to a 4 MiB chunk each (A_i, the column after each is
- * skipped) and a last one to chunk L0; the seven read theirs to the end,
- * then the last reads L0: it keeps 1/20 of all the file's reads ahead of it
- * in L1, not that less the seven proofs. */
-Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
+/* pyarrow reads a row group as a score of coalesced ranges at once; most end
+ * at a skipped column, while one long range is still read chunk by chunk.
+ * Here seven threads jump to a 4 MiB chunk each (A_i, the column after each
+ * is skipped) and a last one to chunk L0; the seven read `others_read` of
+ * theirs, then the last reads L0. Returns what it then keeps ahead of it in
+ * L1, and in *all what the reader has read of the file. */
+static uint64_t ahead_of_the_long_range(const char *key, uint64_t etag, uint64_t others_read, uint64_t *all)
 {
     enum { OTHERS = 7, CHUNKS = 2 * OTHERS + 2 };
     const uint64_t a = 4u << 20, b = 1u << 20, ra = 32u << 10, step = 128u << 10;
@@ -623,12 +620,11 @@ Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
         at += len;
     }
     uint8_t *wide = calloc(at, 1);
-    cr_assert(wide && mem_store_put(m, "wide3", wide, at));
+    cr_assert(wide && mem_store_put(m, key, wide, at));
     free(wide);
-    object_ref o = ref_of("wide3", 116);
+    object_ref o = ref_of(key, etag);
     parquet_layout l = {.chunks = spans, .n_chunks = CHUNKS, .column = cols, .n_columns = CHUNKS};
     prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
-    const uint64_t proof = prefetch_continuation_proof(&cfg);
     const byte_span *l0 = &spans[CHUNKS - 2];
     read_pattern rp;
     cr_assert(read_pattern_init(&rp, &l, NULL));
@@ -639,7 +635,7 @@ Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
         cr_assert(rp.column_skipped[2 * t + 1], "B_%zu's column is skipped", t);
     mem_store_drain(m);
     const uint64_t before = mem_store_counts_now(m).get_bytes;
-    for (uint64_t d = step; d < a; d += step)
+    for (uint64_t d = step; d < others_read; d += step)
         for (size_t t = 0; t < OTHERS; t++)
             cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, spans[2 * t].start + d, (size_t)step));
     mem_store_drain(m);
@@ -647,15 +643,41 @@ Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
     for (uint64_t d = l0->start + step; d < l0->end; d += step)
         cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)step));
     mem_store_drain(m);
+    *all = OTHERS * others_read + (l0->end - l0->start);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
     /* L1's proof came with the jump to L0; the rest of what is ahead now. */
-    const uint64_t ahead = fetched_since(before) + proof;
-    const uint64_t all = OTHERS * a + (l0->end - l0->start);
+    return fetched_since(before) + prefetch_continuation_proof(&cfg);
+}
+
+/* What another stream keeps ahead of it no further than the proof is what
+ * the kernel's readahead asks for past its reads anyway, not speculation:
+ * it does not come out of a stream's share. The seven ranges read their
+ * chunks to the end, each holding the proof of the skipped column after it;
+ * the long range keeps 1/20 of all the file's reads ahead of it in L1, not
+ * that less the seven proofs. */
+Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
+{
+    uint64_t all;
+    const uint64_t ahead = ahead_of_the_long_range("wide3", 116, 4u << 20, &all);
     cr_assert_geq(ahead, all / 20 - BS, "1/20 of all the reads ahead: %llu of %llu", (unsigned long long)ahead,
                   (unsigned long long)(all / 20));
     cr_assert_leq(ahead, all / 20 + BS, "and no more: %llu of %llu", (unsigned long long)ahead,
                   (unsigned long long)(all / 20));
-    read_pattern_destroy(&rp);
-    object_ref_free(&o);
+}
+
+/* The rest of the chunk another stream reads is the reader's, fetched
+ * because it jumped there, not speculation: while the seven ranges are
+ * halfway through their chunks, the long range still keeps 1/20 of all the
+ * file's reads ahead of it. */
+Test(object_read, the_rest_of_another_streams_chunk_is_not_speculation)
+{
+    uint64_t all;
+    const uint64_t ahead = ahead_of_the_long_range("wide4", 117, 2u << 20, &all);
+    cr_assert_geq(ahead, all / 20 - BS, "1/20 of all the reads ahead: %llu of %llu", (unsigned long long)ahead,
+                  (unsigned long long)(all / 20));
+    cr_assert_leq(ahead, all / 20 + BS, "and no more: %llu of %llu", (unsigned long long)ahead,
+                  (unsigned long long)(all / 20));
 }
 
 /* Two files of one table (one row group of four columns each); the reader
