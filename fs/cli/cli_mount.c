@@ -78,7 +78,9 @@ static const char usage_mount[] =
     "                        kernel's own; other values need root). The kernel\n"
     "                        reads up to twice this past the end of a large\n"
     "                        read(), and that much is fetched: larger values fetch\n"
-    "                        more for column-chunk readers and mmap (polars)\n"
+    "                        more for column-chunk readers and mmap (polars).\n"
+    "                        Smaller values shrink only the readahead of small\n"
+    "                        reads: larger ones still come in 128 KiB pieces\n"
     "  --warmup MODE         automatic (default): measure the link in the background\n"
     "                        once the mount answers (about 5 s, up to 25 MiB);\n"
     "                        network=DURATION: the same for DURATION (0: skip);\n"
@@ -817,7 +819,9 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.cache_bytes = o->cache_size;
     fc.plain.dir_ttl_ms = o->dir_ttl_s * 1000;
     fc.plain.read_timeout_ms = o->read_timeout_ms;
-    fc.plain.prefetch.kernel_readahead = o->read_ahead;
+    /* Smaller values shrink the kernel's readahead of small reads only. */
+    fc.plain.prefetch.kernel_readahead =
+        o->read_ahead > PREFETCH_KERNEL_IO_WINDOW ? o->read_ahead : PREFETCH_KERNEL_IO_WINDOW;
     fc.plain.table_version = o->table_version;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;

@@ -260,6 +260,15 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     pthread_mutex_lock(&p->lock);
     read_stream *s = stream_of_read(p, off);
     const bool continues = s != NULL;
+    if (!continues && idx + 1 == layout->n_chunks && end > c->end) {
+        /* The reader's read of the file's tail (the footer, which a reader
+         * reads first, with the end of the last chunk before it) reads
+         * nothing of that chunk's column: taken for a jump into the chunk,
+         * it marked the column read, and the chunk came whole with the
+         * chunk before it even when the reader skips its column. */
+        pthread_mutex_unlock(&p->lock);
+        return false;
+    }
     if (!s)
         s = stream_slot(p);
     /* Page reads: a reader that skips pages by the page index (DuckDB,

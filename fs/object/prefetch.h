@@ -73,6 +73,13 @@ typedef struct {
  * one into the next. */
 #define PREFETCH_ADJACENT_GAP 4096u
 
+/* The kernel sends a read() larger than the mount's readahead in pieces of
+ * up to 128 KiB (the backing device's I/O size) and reads ahead past it in
+ * windows as large, whatever that readahead: with --read-ahead 32K, DuckDB's
+ * reads still arrive as 128 KiB. A mount's kernel_readahead is never taken
+ * as less. */
+#define PREFETCH_KERNEL_IO_WINDOW (128u << 10)
+
 /* The kernel's readahead window of the mount (cfg's, else the kernel's
  * default of 128 KiB). */
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg);

@@ -164,3 +164,34 @@ def test_duckdb_skipping_pages_gets_its_pages_not_their_chunks(s3, bucket, mount
     # The pages, the footer and page index, blocks rounded to 16 KiB, and
     # what the kernel's readahead asks past a page that it did not read.
     assert fetched <= 1.3 * asked + (256 << 10), (fetched, asked)
+
+
+def test_a_smaller_read_ahead_does_not_fetch_skipped_columns(s3, bucket, mount, tmp_path):
+    """With --read-ahead below 128 KiB, the kernel still sends a large pread
+    in 128 KiB pieces and reads ahead past its end in windows as large. The
+    plain path must still tell that readahead from a reader going on into
+    the next column: taking it for the smaller window, it fetched each
+    skipped column after a read one whole (1.6 MB each here). And pyarrow's
+    first read, of the file's tail, must not count as a read of the last
+    column (c5, skipped): it did, and c5 came whole with c4."""
+    import pyarrow.parquet as pq
+    path = tmp_path / "part-00000.parquet"
+    # incompressible int64: 160 KB pages, 1.6 MB chunks
+    viewdata.write_int64_pages(path, rows=200_000, page_rows=20_000, columns=6, seed=22)
+    b = bucket({})
+    s3env.upload_file(s3, b, "t/part-00000.parquet", path)
+    m = mount(bucket=b, args=["--read-ahead", "32K"])
+    named = ["id", "c0", "c2", "c4"]          # c1, c3 and c5 follow a read chunk
+    before = m.stats()["s3_bytes_fetched"]
+    got = pq.read_table(m.mp / "t" / "part-00000.parquet", columns=named)
+    fetched = m.stats()["s3_bytes_fetched"] - before
+    assert got.equals(pq.read_table(path, columns=named))
+    md = pq.ParquetFile(path).metadata
+    chunk = {md.schema.column(c).name: md.row_group(0).column(c).total_compressed_size
+             for c in range(md.num_columns)}
+    # The read chunks; the file's tail, read first (64 KiB and a block,
+    # with the end of c5); past each of the three runs of read chunks, at
+    # most two 128 KiB kernel windows and a page, in 16 KiB blocks.
+    bound = sum(chunk[c] for c in named) + (80 << 10) + 3 * ((260 << 10) + 2 * (16 << 10))
+    print(f"fetched {fetched} B; bound {bound} B")
+    assert fetched <= bound, (fetched, bound)

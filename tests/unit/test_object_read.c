@@ -680,6 +680,37 @@ Test(object_read, the_rest_of_another_streams_chunk_is_not_speculation)
                   (unsigned long long)(all / 20));
 }
 
+/* A reader reads a file's tail (its footer, with the end of the last chunk
+ * before it) first. That reads nothing of the last chunk's column: when the
+ * reader then reads the chunk before to its end and skips the last column,
+ * the last chunk is not fetched whole (only what the kernel reads ahead). */
+Test(object_read, a_footer_read_is_not_a_read_of_the_last_chunk)
+{
+    const uint64_t q = 1u << 20, ra = 128u << 10, tail = 64u << 10, footer = 16u << 10;
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}};
+    uint32_t cols[] = {0, 1, 2};
+    const uint64_t size = 3 * q + footer;
+    uint8_t *bytes = calloc(size, 1);
+    cr_assert(bytes && mem_store_put(m, "tail", bytes, size));
+    free(bytes);
+    object_ref o = ref_of("tail", 121);
+    parquet_layout l = {.chunks = spans, .n_chunks = 3, .column = cols, .n_columns = 3};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = ra};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, size - tail, (size_t)tail);
+    mem_store_drain(m);
+    const uint64_t before = mem_store_counts_now(m).get_bytes;
+    for (uint64_t d = q; d < 2 * q + ra; d += ra)
+        cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)ra));
+    mem_store_drain(m);
+    const uint64_t fetched = fetched_since(before);
+    cr_assert_leq(fetched, q + prefetch_continuation_proof(&cfg) + 2 * BS, "chunk 1 and the proof past it: %llu",
+                  (unsigned long long)fetched);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Two files of one table (one row group of four columns each); the reader
  * reads columns 0-2 of the first. In the second, once it has gone on from
  * column 0 into column 1 as far as the proof, column 2 is fetched whole at
