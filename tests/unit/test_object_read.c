@@ -604,9 +604,9 @@ Test(object_read, speculation_is_a_share_of_the_whole_files_reads)
  * at a skipped column, while one long range is still read chunk by chunk.
  * Here seven threads jump to a 4 MiB chunk each (A_i, the column after each
  * is skipped) and a last one to chunk L0; the seven read `others_read` of
- * theirs, then the last reads L0. Returns what it then keeps ahead of it in
- * L1, and in *all what the reader has read of the file. */
-static uint64_t ahead_of_the_long_range(const char *key, uint64_t etag, uint64_t others_read, uint64_t *all)
+ * theirs, then the last reads L0: it must then keep 1/20 of all the file's
+ * reads ahead of it in L1. */
+static void the_long_range_keeps_its_share(const char *key, uint64_t etag, uint64_t others_read)
 {
     enum { OTHERS = 7, CHUNKS = 2 * OTHERS + 2 };
     const uint64_t a = 4u << 20, b = 1u << 20, ra = 32u << 10, step = 128u << 10;
@@ -643,11 +643,15 @@ static uint64_t ahead_of_the_long_range(const char *key, uint64_t etag, uint64_t
     for (uint64_t d = l0->start + step; d < l0->end; d += step)
         cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, d, (size_t)step));
     mem_store_drain(m);
-    *all = OTHERS * others_read + (l0->end - l0->start);
+    /* L1's proof came with the jump to L0; the rest of what is ahead now. */
+    const uint64_t ahead = fetched_since(before) + prefetch_continuation_proof(&cfg);
+    const uint64_t all = OTHERS * others_read + (l0->end - l0->start);
+    cr_assert_geq(ahead, all / 20 - BS, "1/20 of all the reads ahead: %llu of %llu", (unsigned long long)ahead,
+                  (unsigned long long)(all / 20));
+    cr_assert_leq(ahead, all / 20 + BS, "and no more: %llu of %llu", (unsigned long long)ahead,
+                  (unsigned long long)(all / 20));
     read_pattern_destroy(&rp);
     object_ref_free(&o);
-    /* L1's proof came with the jump to L0; the rest of what is ahead now. */
-    return fetched_since(before) + prefetch_continuation_proof(&cfg);
 }
 
 /* What another stream keeps ahead of it no further than the proof is what
@@ -658,12 +662,7 @@ static uint64_t ahead_of_the_long_range(const char *key, uint64_t etag, uint64_t
  * that less the seven proofs. */
 Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
 {
-    uint64_t all;
-    const uint64_t ahead = ahead_of_the_long_range("wide3", 116, 4u << 20, &all);
-    cr_assert_geq(ahead, all / 20 - BS, "1/20 of all the reads ahead: %llu of %llu", (unsigned long long)ahead,
-                  (unsigned long long)(all / 20));
-    cr_assert_leq(ahead, all / 20 + BS, "and no more: %llu of %llu", (unsigned long long)ahead,
-                  (unsigned long long)(all / 20));
+    the_long_range_keeps_its_share("wide3", 116, 4u << 20);
 }
 
 /* The rest of the chunk another stream reads is the reader's, fetched
@@ -672,12 +671,7 @@ Test(object_read, readahead_windows_of_other_streams_are_not_speculation)
  * file's reads ahead of it. */
 Test(object_read, the_rest_of_another_streams_chunk_is_not_speculation)
 {
-    uint64_t all;
-    const uint64_t ahead = ahead_of_the_long_range("wide4", 117, 2u << 20, &all);
-    cr_assert_geq(ahead, all / 20 - BS, "1/20 of all the reads ahead: %llu of %llu", (unsigned long long)ahead,
-                  (unsigned long long)(all / 20));
-    cr_assert_leq(ahead, all / 20 + BS, "and no more: %llu of %llu", (unsigned long long)ahead,
-                  (unsigned long long)(all / 20));
+    the_long_range_keeps_its_share("wide4", 117, 2u << 20);
 }
 
 /* A reader reads a file's tail (its footer, with the end of the last chunk
