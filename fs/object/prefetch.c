@@ -4,7 +4,6 @@
 #include <string.h>
 
 #define CONTINUATION_TOLERANCE (1u << 20) /* kernel reads arrive out of order across FUSE threads */
-#define KERNEL_DEFAULT_READAHEAD (128u << 10)
 #define PAGE_ROUNDING 4096u /* the kernel rounds a reader's last byte up to its page */
 #define SPECULATED_CHUNKS 64 /* chunks one read may start fetching ahead */
 #define SPECULATION_SHARE 20 /* speculation into unread columns: 1/20 of what was read */
@@ -15,7 +14,7 @@
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
 {
-    return cfg->kernel_readahead ? cfg->kernel_readahead : KERNEL_DEFAULT_READAHEAD;
+    return cfg->kernel_readahead ? cfg->kernel_readahead : PREFETCH_KERNEL_IO_WINDOW;
 }
 
 uint64_t prefetch_continuation_proof(const prefetch_config *cfg)

@@ -81,7 +81,7 @@ typedef struct {
 #define PREFETCH_KERNEL_IO_WINDOW (128u << 10)
 
 /* The kernel's readahead window of the mount (cfg's, else the kernel's
- * default of 128 KiB). */
+ * default, PREFETCH_KERNEL_IO_WINDOW). */
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg);
 
 /* How far reads must run on into a chunk before it counts as read: past
