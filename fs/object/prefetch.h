@@ -113,6 +113,7 @@ typedef struct {
 typedef struct {
     uint64_t read_end; /* end of its furthest read; 0: not read yet */
     uint8_t pages_run; /* page starts reads have run on across, from the read before (capped) */
+    bool page_first;   /* its first read was a pread of a data page inside it */
 } chunk_reads;
 
 /* The read pattern of one open file. The kernel sends reads of one handle

@@ -895,8 +895,8 @@ static uint64_t fetched_for_read(const prefetch_config *cfg, const object_ref *o
  * hold selected rows, each with a pread of its own) gets those pages, not
  * the rest of their chunks: a pread of exactly a page inside a chunk
  * fetches that page. Once it has read two so, a read of the kernel's whole
- * window at a page fetches that page and what the kernel reads ahead past
- * it, a read of a chunk's start its dictionary page alone, and a chunk it
+ * window that holds a page fetches that read alone (the pread ended in it),
+ * a read of a chunk's start its dictionary page alone, and a chunk it
  * reads on through comes whole once its reads have run on across three
  * page starts.
  * Without page starts, the first read fetches the rest of its chunk. */
@@ -915,9 +915,10 @@ Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
     cr_assert_leq(got, pg + BS, "that page: %llu", (unsigned long long)got);
     got = fetched_for_read(&cfg, &o, l, &rp, q + 2 * pg, pg);
     cr_assert_leq(got, pg + BS, "that page: %llu", (unsigned long long)got);
-    /* Page 5 of chunk 2, a read of the kernel's whole window. */
+    /* Page 5 of chunk 2, a read of the kernel's whole window that holds
+     * the page: that read, nothing past it. */
     got = fetched_for_read(&cfg, &o, l, &rp, 2 * q + 5 * pg, ra);
-    cr_assert_leq(got, ra + ra + BS, "the read, and the readahead past its page: %llu", (unsigned long long)got);
+    cr_assert_eq(got, ra, "the read only: %llu", (unsigned long long)got);
     /* The start of chunk 3: its dictionary page. */
     got = fetched_for_read(&cfg, &o, l, &rp, 3 * q, pg);
     cr_assert_leq(got, pg + BS, "the dictionary page: %llu", (unsigned long long)got);
@@ -938,6 +939,33 @@ Test(object_read, a_reader_skipping_pages_gets_its_pages_not_their_chunks)
     read_pattern_destroy(&rp);
     object_ref_free(&o);
     object_ref_free(&o2);
+}
+
+/* DuckDB's first reads of a file come in parallel, before two page preads
+ * show that it skips pages: a window of a page larger than the kernel's
+ * (chunk 2, whose column is then known read), then a pread of a page of
+ * chunk 1, then that chunk's dictionary page, its first. That is the
+ * dictionary the page needs, not a read of the chunk: it fetches its page
+ * only, neither the rest of chunk 1 nor chunk 2 whole. */
+Test(object_read, a_dictionary_read_after_a_page_pread_fetches_the_dictionary_only)
+{
+    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 8u << 10;
+    paged_file f;
+    prefetch_config cfg;
+    read_pattern rp;
+    paged_reads(&f, &cfg, &rp, ra);
+    object_ref o = ref_of("obj", 121);
+    uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q + 6 * pg, ra);
+    cr_assert_leq(got, pg + ra + BS, "chunk 2: the page and the window past it: %llu", (unsigned long long)got);
+    got = fetched_for_read(&cfg, &o, &f.l, &rp, q + 3 * pg, pg);
+    cr_assert_leq(got, pg + BS, "chunk 1: the page: %llu", (unsigned long long)got);
+    got = fetched_for_read(&cfg, &o, &f.l, &rp, q, ra);
+    cr_assert_leq(got, pg + BS, "chunk 1's dictionary page only: %llu", (unsigned long long)got);
+    /* A reader jumping to chunk 6's start still gets it whole. */
+    got = fetched_for_read(&cfg, &o, &f.l, &rp, 6 * q, ra);
+    cr_assert_geq(got, q - ra, "chunk 6 whole: %llu", (unsigned long long)got);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
 }
 
 /* Page starts change nothing for a reader that reads chunks from their
