@@ -121,6 +121,7 @@ def one_run(contender, reader: str, query: dict, table_prefix: str, proxy, s3con
             timeout: float, later: int = 0) -> dict:
     """One fresh mount (or none, for direct), one reader process: the first
     query, then `later` more in the same process on the same mount."""
+    contender.trace_tag = f"{table_prefix.strip('/').replace('/', '_')}.{query['name']}.{reader}.{contender.name}"
     location = contender.setup(table_prefix, query)
     try:
         profile_at_start = contender.sieve_profile()
@@ -356,6 +357,11 @@ def main(argv=None) -> int:
     ap.add_argument("--sievefs-args", default="",
                     help="extra `sievefs mount` arguments for the view and plain contenders, e.g. "
                          "'--request-cost 0' (default: none, sievefs's defaults)")
+    ap.add_argument("--trace", metavar="DIR",
+                    help="keep each sievefs mount's trace log (every kernel read and every GET, tagged "
+                         "demand or prefetch) in DIR/TABLE.QUERY.READER.CONTENDER.N.log; "
+                         "scripts/lib/trace_waste.py breaks one down. The daemon runs in the foreground "
+                         "and logs every read, so times are not comparable with untraced runs")
     ap.add_argument("--data-dir", default=str(REPO / "tests" / "e2e" / ".data" / "bench"))
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     ap.add_argument("--img", default=str(REPO / "docs" / "img"))
@@ -395,6 +401,8 @@ def main(argv=None) -> int:
     if a.sievefs_args:
         plan["sievefs_args"] = a.sievefs_args
     bench_contenders.SIEVEFS_EXTRA[:] = a.sievefs_args.split()
+    if a.trace:
+        bench_contenders.TRACE_DIR = Path(a.trace).resolve()
     wanted = plan["contenders"]
     import bench_data
     import wanproxy

@@ -42,6 +42,12 @@ CONTENDERS = ("view", "plain", "s3fs", "rclone", "direct")
 # Extra `sievefs mount` arguments for both sievefs contenders (bench.py
 # --sievefs-args), e.g. `--request-cost 0` on a link where requests are free.
 SIEVEFS_EXTRA: list[str] = []
+# bench.py --trace DIR: each sievefs mount runs in the foreground with
+# --log-level trace, its log (every read the kernel sends, every GET with
+# its tag) in DIR/TAG.N.log, TAG naming the table, query, reader and
+# contender (scripts/lib/trace_waste.py reads them).
+TRACE_DIR: Path | None = None
+_trace_count = 0
 RCLONE_EXTRA = os.environ.get("SIEVE_BENCH_RCLONE_ARGS",
                               "--vfs-cache-mode full --vfs-read-chunk-size 1M --buffer-size 0").split()
 
@@ -90,6 +96,8 @@ class Contender:
         self.mp = work / f"mnt-{self.name}"
         self.pids: list[int] = []
         self.init_seconds = 0.0
+        self.trace_tag = self.name  # one_run names the cell
+        self.trace_proc: subprocess.Popen | None = None
 
     def env(self) -> dict:
         env = s3env.clean_env(extra=self.creds.env())
@@ -110,6 +118,13 @@ class Contender:
     def teardown(self):
         if self.fuse:
             s3env.unmount(self.mp, self.pids)
+        if self.trace_proc is not None:
+            try:
+                self.trace_proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.trace_proc.kill()
+                self.trace_proc.wait()
+            self.trace_proc = None
 
     def sieve_profile(self):
         """MOUNTPOINT/.sieve/profile as-is (a JSON document), None when the
@@ -138,11 +153,25 @@ class SievefsPlain(Contender):
         self.mp.mkdir(parents=True, exist_ok=True)
         argv = [BIN, "mount", f"s3://{self.bucket}", str(self.mp), "--endpoint", self.endpoint,
                 "--force-path-style", *SIEVEFS_EXTRA]
-        r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
-        if r.returncode != 0:
-            raise RuntimeError(f"sievefs mount failed: {r.stderr.strip()}")
-        self.pids = s3env.procs_matching(BIN, str(self.mp))
+        if TRACE_DIR is not None:
+            self._mount_traced(argv)
+        else:
+            r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                raise RuntimeError(f"sievefs mount failed: {r.stderr.strip()}")
+            self.pids = s3env.procs_matching(BIN, str(self.mp))
         self._wait_warmup()
+
+    def _mount_traced(self, argv: list[str]):
+        global _trace_count
+        _trace_count += 1
+        TRACE_DIR.mkdir(parents=True, exist_ok=True)
+        log = TRACE_DIR / f"{self.trace_tag}.{_trace_count}.log"
+        with open(log, "wb") as f:
+            self.trace_proc = subprocess.Popen([*argv, "-f", "--log-level", "trace"], env=self.env(),
+                                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=f)
+        s3env.wait_mounted(self.mp, self.trace_proc, timeout=120)
+        self.pids = [self.trace_proc.pid]
 
     def _wait_warmup(self, timeout: float = 60.0):
         """The mount measures the link in the background (--warmup automatic):

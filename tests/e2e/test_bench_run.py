@@ -101,6 +101,43 @@ def test_probe_json_is_embedded(tmp_path):
 
 
 @pytest.mark.timeout(900)
+def test_trace_logs_break_down_and_replay(tmp_path):
+    """--trace keeps each sievefs mount's trace log; trace_waste.py breaks a
+    log down per file and prefetch_replay replays its reads through the
+    prefetch rules: both find the same bytes asked (the union of the
+    kernel's reads, computed once in Python and once in C), and the replay
+    fetches at least that and at most the file."""
+    traces = tmp_path / "traces"
+    r, doc = _bench(tmp_path, "--no-dv", "--queries", "scattered_0_1pct", "--readers", "pyarrow",
+                    "--contenders", "plain", "--layouts", "pyarrow", "--trace", str(traces))
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    logs = sorted(traces.glob("lineitem_w90_none_pyarrow.scattered_0_1pct.pyarrow.plain.*.log"))
+    assert len(logs) >= 2, sorted(p.name for p in traces.iterdir())  # the validation pass and the timed run
+    table = tmp_path / "data" / "lineitem_w90_none_pyarrow"
+    local = sorted(table.glob("*.parquet"))
+    assert local
+    replay = next((p for p in (Path(BIN).parent / "prefetch_replay", s3env.REPO / "build" / "prefetch_replay")
+                   if p.exists()), None)
+    assert replay is not None, "prefetch_replay not built"
+    for log in logs:
+        text = log.read_text(errors="replace")
+        assert "trace: read " in text and "trace: GET " in text, log
+        w = subprocess.run([sys.executable, str(s3env.REPO / "scripts" / "lib" / "trace_waste.py"), str(log),
+                            str(table)], capture_output=True, text=True, timeout=120)
+        assert w.returncode == 0, w.stderr
+        for f in local:
+            line = next((ln for ln in w.stdout.splitlines() if ln.startswith(f"{table.name}/{f.name}:")), None)
+            assert line is not None, w.stdout
+            asked = int(line.split("kernel asked ")[1].split(" B")[0].replace(",", ""))
+            rp = subprocess.run([str(replay), str(f), str(log)], capture_output=True, text=True, timeout=120)
+            assert rp.returncode == 0, rp.stderr
+            covered = int(rp.stdout.split("covering ")[1].split(" B")[0])
+            fetched = int(rp.stdout.split("fetched ")[1].split(" B")[0])
+            assert covered == asked > 0, (rp.stdout, line)
+            assert covered <= fetched <= f.stat().st_size, rp.stdout
+
+
+@pytest.mark.timeout(900)
 def test_deletion_vector_table_read_by_deltalake_only(tmp_path):
     sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
     import bench_data as bd
