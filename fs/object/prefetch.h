@@ -34,10 +34,11 @@
  *    when the page index is in the footer's tail). Such a read fetches its
  *    page alone, not the rest of the chunk; so does a first read of the
  *    kernel's whole window at a page that goes on past it (a pread of a
- *    page larger than the window), with the window past the page. Once the
+ *    page larger than the window), with the rest of the kernel's last
+ *    window of the pread (the kernel reads it in windows from its start). Once the
  *    reader has read two pages so, every chunk it reads is fetched a page
- *    at a time (its dictionary page, then the pages it reads, each with
- *    what the kernel reads ahead past it after a read of its whole
+ *    at a time (its dictionary page, then the pages it reads, each to the
+ *    end of the kernel's window it ends in after a read of a whole
  *    window), and nothing past a chunk is fetched for it, until its reads
  *    have run on across three page starts of that chunk; then the rest of
  *    the chunk comes whole.

@@ -968,6 +968,28 @@ Test(object_read, a_dictionary_read_after_a_page_pread_fetches_the_dictionary_on
     object_ref_free(&o);
 }
 
+/* A pread of a page larger than the kernel's window reaches the mount as
+ * reads of whole windows from the pread's start, the last one running past
+ * the page's end to its own: the first window fetches the page and the
+ * rest of that last window, not a whole window more past the page's end
+ * (Spark's table, DuckDB's preads of 160 KB pages: 30-45 KB a page the
+ * kernel never asked for). Pages of two 8 KiB windows: the page alone,
+ * where the page and a window past it would be two blocks. */
+Test(object_read, a_window_of_a_larger_page_fetches_to_the_end_of_the_kernels_last_window)
+{
+    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 8u << 10;
+    paged_file f;
+    prefetch_config cfg;
+    read_pattern rp;
+    paged_reads(&f, &cfg, &rp, ra);
+    object_ref o = ref_of("obj", 122);
+    const uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q + 6 * pg, ra);
+    cr_assert_eq(got, pg, "the page, which ends where the kernel's second window does: %llu",
+                 (unsigned long long)got);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Page starts change nothing for a reader that reads chunks from their
  * start (pyarrow), even when a kernel read of its long pread, arriving out
  * of order, starts at a page: its first read of a chunk fetches the chunk
@@ -975,7 +997,8 @@ Test(object_read, a_dictionary_read_after_a_page_pread_fetches_the_dictionary_on
  * page preads show that it skips pages, and a pread of a page larger than
  * the kernel's window reaches the mount as reads of the whole window: the
  * first, at a data page inside a chunk whose page goes on past it, fetches
- * that page and the window past it, not the rest of the chunk; a read of
+ * that page and the rest of the kernel's window it ends in, not the rest of
+ * the chunk; a read of
  * the chunk's start then still fetches the chunk whole. */
 Test(object_read, a_first_window_at_a_page_fetches_its_chunk_unless_the_page_is_larger)
 {
