@@ -26,6 +26,7 @@
 #include "mem_store.h"
 #include "object_read.h"
 #include "prefetch.h"
+#include "sv_file.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@
 
 #define BLOCK_SIZE (16u << 10) /* the daemon's cache block */
 #define MAX_READ (4u << 20)
+#define MAX_FILE ((size_t)4 << 30) /* files this tool replays are read whole */
 
 typedef struct {
     uint64_t start, end;
@@ -58,24 +60,6 @@ static uint64_t union_bytes(span *s, size_t n)
             at = s[i].end;
     }
     return total;
-}
-
-static uint8_t *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    uint8_t *d = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n > 0 && fseek(f, 0, SEEK_SET) == 0 && (d = malloc((size_t)n)) && fread(d, 1, (size_t)n, f) != (size_t)n) {
-            free(d);
-            d = NULL;
-        }
-        *len = n > 0 ? (size_t)n : 0;
-    }
-    fclose(f);
-    return d;
 }
 
 /* The read of a trace line (for key) or of an "offset size" line. */
@@ -123,7 +107,7 @@ int main(int argc, char **argv)
     const char *key = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     sv_log_init(trace ? SV_LOG_TRACE : SV_LOG_ERROR, false);
     size_t n = 0;
-    uint8_t *data = slurp(path, &n);
+    uint8_t *data = sv_read_file(path, MAX_FILE, &n);
     FILE *rf = fopen(reads_path, "r");
     if (!data || n < 12 || !rf) {
         fprintf(stderr, "prefetch_replay: cannot read %s\n", !data || n < 12 ? path : reads_path);
