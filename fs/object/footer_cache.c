@@ -223,8 +223,8 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const
  * its thrift bytes. */
 static uint64_t cost_of(const parquet_footer *f)
 {
-    return (f->meta ? (uint64_t)f->meta->footer_len * 4 : 0) + f->layout.n_chunks * sizeof(byte_span) +
-           f->layout.n_page_starts * sizeof(uint64_t) +
+    return (f->meta ? (uint64_t)f->meta->footer_len * 4 : 0) + f->layout.n_chunks * (sizeof(byte_span) + 2 * sizeof(uint32_t)) +
+           f->layout.n_page_starts * 2 * sizeof(uint64_t) +
            sizeof(footer_entry);
 }
 

@@ -16,10 +16,12 @@ typedef struct {
 typedef struct {
     byte_span *chunks;    /* column chunks, sorted by start */
     uint32_t *column;     /* per chunk: its column (leaf) index; NULL: unknown */
+    uint32_t *row_group;  /* per chunk: its row group; NULL: unknown */
     size_t n_chunks;
     uint32_t n_columns;   /* bound of column[] values */
     byte_span page_index; /* column and offset indexes; empty when absent */
     uint64_t *page_starts; /* data page offsets from the OffsetIndexes, ascending; NULL: none known */
+    uint64_t *page_rows;   /* per page start: the page's first row in its row group; NULL: unknown */
     size_t n_page_starts;
     byte_span footer;     /* FileMetaData plus the 8-byte trailer */
 } parquet_layout;
@@ -45,6 +47,19 @@ bool parquet_layout_add_pages(parquet_layout *l, const struct pq_file_meta *m, c
 /* The page of chunk holding offset, from the page starts (before the first
  * data page: the dictionary page); false when the chunk has no page map. */
 bool parquet_layout_page_at(const parquet_layout *l, const byte_span *chunk, uint64_t offset, byte_span *page);
+
+/* The rows [*row_lo, *row_hi) of the data page of chunk starting at
+ * page_start (*row_hi is UINT64_MAX for the chunk's last page); false when
+ * unknown or page_start is not one of its data pages. */
+bool parquet_layout_page_rows(const parquet_layout *l, const byte_span *chunk, uint64_t page_start, uint64_t *row_lo,
+                              uint64_t *row_hi);
+
+/* Of chunk, the bytes before its first data page (its dictionary page;
+ * empty when none) to *dictionary, and the run of its data pages holding
+ * any of rows [row_lo, row_hi) to *pages; false when its pages or their
+ * rows are unknown. */
+bool parquet_layout_pages_of_rows(const parquet_layout *l, const byte_span *chunk, uint64_t row_lo, uint64_t row_hi,
+                                  byte_span *dictionary, byte_span *pages);
 
 /* The chunk containing offset, or NULL; *index gets its position. */
 const byte_span *parquet_layout_chunk_at(const parquet_layout *l, uint64_t offset, size_t *index);

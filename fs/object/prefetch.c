@@ -11,6 +11,8 @@
 #define LONG_RUN_CHUNKS 3 /* a stream that has read this many chunks in a row reads on */
 #define PAGE_JUMPS_TO_SKIP 2 /* pages read alone by a pread of their own: the reader skips pages */
 #define PAGES_RUN_TO_WHOLE 3 /* page starts read on across: the reader reads the chunk's pages in turn */
+#define ROWS_AHEAD_CHUNKS 32 /* chunks one page read may fetch the same rows of */
+#define ROWS_AHEAD_BACKSTEPS 2 /* a reader reading pages out of chunk order more often reads them in parallel */
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
 {
@@ -203,6 +205,88 @@ static void speculate(const parquet_layout *layout, const read_pattern *p, const
         *to = *from;
 }
 
+/* Page reads of rows [lo, hi): a reader that selects rows by the page
+ * index (arrow-rs, DuckDB) reads the same rows of each column it
+ * projects, a chunk after the other (arrow-rs, as delta-rs and DataFusion
+ * read local files: one pread at a time, each a round trip). The pages
+ * holding those rows in the chunks after idx in its row group, with their
+ * dictionaries, go to out[] (at most max_out ranges), as far as budget
+ * bytes reach; pages already fetched so count against it, and chunks
+ * already read, fetched whole or of a column known to be skipped are
+ * passed over. Called with p->lock held. */
+static size_t speculate_rows(const parquet_layout *layout, read_pattern *p, size_t idx, uint64_t lo, uint64_t hi,
+                             uint64_t budget, uint64_t window, byte_span *out, size_t max_out)
+{
+    size_t n = 0;
+    uint64_t used = 0;
+    for (size_t j = idx + 1; j < layout->n_chunks && j <= idx + ROWS_AHEAD_CHUNKS && n + 2 <= max_out; j++) {
+        if (layout->row_group[j] != layout->row_group[idx])
+            break;
+        chunk_reads *cr = &p->chunk_reads[j];
+        if (p->chunk_fetched[j] || cr->read_end != 0 || column_skipped(layout, p, j))
+            continue;
+        byte_span dict, pages;
+        if (!parquet_layout_pages_of_rows(layout, &layout->chunks[j], lo, hi, &dict, &pages))
+            continue;
+        /* A pread of pages larger than the kernel's window arrives in
+         * windows from its first 4 KiB page: the last one runs on past the
+         * pages (as page_to has it for a page read). */
+        const uint64_t from4k = pages.start / PAGE_ROUNDING * PAGE_ROUNDING;
+        if (pages.end - from4k > window) {
+            pages.end = from4k + (pages.end - from4k + window - 1) / window * window;
+            if (pages.end > layout->chunks[j].end)
+                pages.end = layout->chunks[j].end;
+        }
+        used += (dict.end - dict.start) + (pages.end - pages.start);
+        if (used > budget)
+            break;
+        if (cr->rows_ahead && cr->rows_lo <= lo && hi <= cr->rows_hi)
+            continue;
+        if (!cr->rows_ahead && dict.end > dict.start)
+            out[n++] = dict;
+        if (n > 0 && out[n - 1].end == pages.start)
+            out[n - 1].end = pages.end;
+        else
+            out[n++] = pages;
+        cr->rows_lo = cr->rows_ahead && cr->rows_lo < lo ? cr->rows_lo : lo;
+        cr->rows_hi = cr->rows_ahead && cr->rows_hi > hi ? cr->rows_hi : hi;
+        cr->rows_ahead = true;
+    }
+    return n;
+}
+
+/* The reader read the data page of chunk idx holding rows [*lo, *hi):
+ * the rows it selects lie in the pages it reads of every chunk, so the
+ * file's row window becomes the rows of this chunk's pages within the
+ * window as it was when the reader came to this chunk (a selection that
+ * crosses a page boundary of this chunk widens it again), or, outside it
+ * (another row range, or row group), those rows alone. *lo, *hi get the
+ * window. Called with p->lock held. */
+static void narrow_rows_window(const parquet_layout *layout, read_pattern *p, size_t idx, uint64_t *lo, uint64_t *hi)
+{
+    chunk_reads *cr = &p->chunk_reads[idx];
+    const uint32_t g = layout->row_group[idx];
+    if (!cr->rows_read) {
+        cr->rows_read = true;
+        cr->read_lo = *lo;
+        cr->read_hi = *hi;
+        const bool window = p->rows_window && p->window_group == g;
+        cr->window_lo = window ? p->window_lo : 0;
+        cr->window_hi = window ? p->window_hi : UINT64_MAX;
+    } else {
+        cr->read_lo = *lo < cr->read_lo ? *lo : cr->read_lo;
+        cr->read_hi = *hi > cr->read_hi ? *hi : cr->read_hi;
+    }
+    uint64_t wlo = cr->read_lo > cr->window_lo ? cr->read_lo : cr->window_lo;
+    uint64_t whi = cr->read_hi < cr->window_hi ? cr->read_hi : cr->window_hi;
+    if (wlo >= whi)
+        wlo = cr->read_lo, whi = cr->read_hi;
+    p->rows_window = true;
+    p->window_group = g;
+    p->window_lo = *lo = wlo;
+    p->window_hi = *hi = whi;
+}
+
 /* How far past the chunks known to be read stream s may speculate into
  * unread columns: 1/20 of what the reader has read of the file, all its
  * streams together, less what the other streams still going have
@@ -256,6 +340,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     size_t n_whole = 0;
     uint64_t spec_from = 0, spec_to = 0; /* the start of an unread column's chunk */
     uint64_t page_to = 0; /* end of the page a page-skipping reader reads, with readahead */
+    byte_span rows_ahead[2 * ROWS_AHEAD_CHUNKS]; /* the same rows' pages of the chunks after */
+    size_t n_rows_ahead = 0;
     pthread_mutex_lock(&p->lock);
     read_stream *s = stream_of_read(p, off);
     const bool continues = s != NULL;
@@ -393,6 +479,23 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             page_to = end; /* the read itself, in the same request */
         if (page_to > c->end)
             page_to = c->end;
+        uint64_t row_lo, row_hi;
+        const bool data_page = page.start > c->start;
+        if (data_page && p->last_page_chunk > idx + 1 && p->page_backsteps < UINT8_MAX)
+            p->page_backsteps++;
+        if (data_page)
+            p->last_page_chunk = idx + 1;
+        if (!cfg->no_speculation && layout->row_group && data_page && p->page_backsteps <= ROWS_AHEAD_BACKSTEPS &&
+            parquet_layout_page_rows(layout, c, page.start, &row_lo, &row_hi)) {
+            narrow_rows_window(layout, p, idx, &row_lo, &row_hi);
+            /* At least the proof, as a stream's speculation past its run:
+             * a few chunks' pages (Spark's 160 KB pages: one or two). */
+            uint64_t budget = speculation_budget(cfg, layout, p, s);
+            if (budget < prefetch_continuation_proof(cfg))
+                budget = prefetch_continuation_proof(cfg);
+            n_rows_ahead = speculate_rows(layout, p, idx, row_lo, row_hi, budget, window, rows_ahead,
+                                          sizeof rows_ahead / sizeof *rows_ahead);
+        }
     } else if (s->proven && skipping) {
         /* A reader that skips pages reads each chunk it wants with reads
          * of its own: nothing is fetched for it past this chunk, and this
@@ -474,6 +577,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
         object_prefetch(io, o, spec_from, spec_to, 0, false);
     if (page_to > from)
         object_prefetch_parts(io, o, from, page_to);
+    for (size_t k = 0; k < n_rows_ahead; k++)
+        object_prefetch(io, o, rows_ahead[k].start, rows_ahead[k].end, 0, false);
     return true;
 }
 

@@ -115,6 +115,11 @@ typedef struct {
     uint64_t read_end; /* end of its furthest read; 0: not read yet */
     uint8_t pages_run; /* page starts reads have run on across, from the read before (capped) */
     bool page_first;   /* its first read was a pread of a data page inside it */
+    bool rows_ahead;   /* pages of rows [rows_lo, rows_hi) and its dictionary fetched ahead of the reader */
+    uint64_t rows_lo, rows_hi;
+    bool rows_read;    /* the reader read data pages of it: their rows [read_lo, read_hi) (hull) */
+    uint64_t read_lo, read_hi;
+    uint64_t window_lo, window_hi; /* the file's row window when it read the first of them */
 } chunk_reads;
 
 /* The read pattern of one open file. The kernel sends reads of one handle
@@ -136,6 +141,13 @@ typedef struct {
     bool shared_confirmed;    /* this file's reads have followed the shared columns */
     chunk_reads *chunk_reads; /* per layout chunk */
     uint8_t page_jumps;       /* pages inside chunks read by a pread of their own (capped) */
+    /* The rows the reader selects, as far as its page reads show: the rows
+     * every chunk it read pages of holds in them (rows_window: known). */
+    bool rows_window;
+    uint8_t page_backsteps;   /* data pages read in a chunk before the previous one's (capped) */
+    size_t last_page_chunk;   /* chunk of the previous data page read, plus 1; 0: none */
+    uint32_t window_group;
+    uint64_t window_lo, window_hi;
 } read_pattern;
 
 /* layout may be NULL (not Parquet): sequential prefetch only. shared (may

@@ -159,6 +159,19 @@ static void check_layout(const uint8_t *data, size_t size, const pq_file_meta *m
                 at = pg.end;
                 check(++steps <= l.n_page_starts + 1);
             }
+            /* The pages holding any rows lie inside the chunk, after what
+             * precedes its first data page; a page's own rows find it. */
+            byte_span dict, pages;
+            if (parquet_layout_pages_of_rows(&l, &l.chunks[i], 0, UINT64_MAX, &dict, &pages)) {
+                check(dict.start == l.chunks[i].start && dict.end <= pages.start);
+                check(pages.start < pages.end && pages.end <= l.chunks[i].end);
+                uint64_t lo, hi;
+                if (parquet_layout_page_rows(&l, &l.chunks[i], pages.start, &lo, &hi) && lo < hi) {
+                    byte_span d2, p2;
+                    check(parquet_layout_pages_of_rows(&l, &l.chunks[i], lo, lo + 1, &d2, &p2));
+                    check(p2.start == pages.start);
+                }
+            }
         }
     }
     parquet_layout_free(&l);

@@ -856,7 +856,9 @@ enum { PAGED_CHUNKS = 8, PAGED_PAGES = 23 };
 typedef struct {
     byte_span spans[PAGED_CHUNKS];
     uint32_t cols[PAGED_CHUNKS];
+    uint32_t groups[PAGED_CHUNKS];
     uint64_t starts[PAGED_CHUNKS * PAGED_PAGES];
+    uint64_t rows[PAGED_CHUNKS * PAGED_PAGES];
     parquet_layout l;
 } paged_file;
 
@@ -889,6 +891,62 @@ static uint64_t fetched_for_read(const prefetch_config *cfg, const object_ref *o
     cr_assert(prefetch_chunk_of_read(io, cfg, o, l, rp, off, (size_t)size));
     mem_store_drain(m);
     return fetched_since(before);
+}
+
+/* The paged file's pages with their rows, one row group: the data pages of
+ * each chunk hold 1,000 rows each, the same rows in every chunk. */
+static void paged_rows(paged_file *f)
+{
+    for (size_t k = 0; k < f->l.n_page_starts; k++)
+        f->rows[k] = (k % PAGED_PAGES) * 1000;
+    for (size_t i = 0; i < PAGED_CHUNKS; i++)
+        f->groups[i] = 0;
+    f->l.page_rows = f->rows;
+    f->l.row_group = f->groups;
+}
+
+/* A reader that selects rows by the page index and reads the columns it
+ * projects one after the other, a pread at a time (arrow-rs: delta-rs and
+ * DataFusion read local files so), waits a round trip per page. Once it
+ * reads a page, the pages holding the same rows in the chunks after it,
+ * and their dictionaries, come ahead of it, as far as the proof reaches
+ * (here 68 KiB: two chunks' dictionary and page); a read of what came
+ * ahead fetches nothing, and moves what is ahead on by one chunk. A
+ * reader that reads pages out of chunk order more than twice (DuckDB's
+ * threads read columns in parallel) gets its pages only. */
+Test(object_read, the_same_rows_of_the_next_columns_come_ahead_of_a_reader_of_pages)
+{
+    const uint64_t q = PAGED_Q, pg = PAGED_P, ra = 32u << 10;
+    paged_file f;
+    prefetch_config cfg;
+    read_pattern rp;
+    paged_reads(&f, &cfg, &rp, ra);
+    paged_rows(&f);
+    object_ref o = ref_of("obj", 131);
+    /* Page 3 of chunk 0 (rows 2,000 to 3,000): it, and page 3 with the
+     * dictionary of chunks 1 and 2. */
+    uint64_t got = fetched_for_read(&cfg, &o, &f.l, &rp, 3 * pg, pg);
+    cr_assert_eq(got, pg + 4 * pg, "its page, and two chunks' rows ahead: %llu", (unsigned long long)got);
+    /* Page 3 of chunk 1: it came ahead; chunk 3's rows go. */
+    got = fetched_for_read(&cfg, &o, &f.l, &rp, q + 3 * pg, pg);
+    cr_assert_eq(got, 2 * pg, "chunk 3's dictionary and page: %llu", (unsigned long long)got);
+    /* Chunk 2's dictionary, then its page: chunk 4's rows go. */
+    cr_assert_eq(fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q, pg), 0, "chunk 2's dictionary came ahead");
+    got = fetched_for_read(&cfg, &o, &f.l, &rp, 2 * q + 3 * pg, pg);
+    cr_assert_eq(got, 2 * pg, "chunk 4's dictionary and page: %llu", (unsigned long long)got);
+    read_pattern_destroy(&rp);
+
+    /* Pages read out of chunk order: after three steps back, a page read
+     * fetches its page only. */
+    object_ref o2 = ref_of("obj", 132);
+    cr_assert(read_pattern_init(&rp, &f.l, NULL));
+    for (uint64_t k = 7; k >= 4; k--)
+        (void)fetched_for_read(&cfg, &o2, &f.l, &rp, k * q + 9 * pg, pg);
+    got = fetched_for_read(&cfg, &o2, &f.l, &rp, q + 9 * pg, pg);
+    cr_assert_eq(got, pg, "its page only: %llu", (unsigned long long)got);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+    object_ref_free(&o2);
 }
 
 /* A reader that skips pages by the page index (DuckDB reads the pages that

@@ -118,6 +118,26 @@ Test(parquet_layout, page_starts_are_the_offset_index_pages)
                     cr_assert_eq(pg.end, next, "%s: chunk %zu page %zu", fx[i].name, ci, k);
                     cr_assert(parquet_layout_page_at(l, chunk, next - 1, &pg));
                     cr_assert_eq(pg.start, at, "%s: its last byte is in it", fx[i].name);
+                    /* Its rows, and the page holding its first row. */
+                    const uint64_t row = (uint64_t)jint(json_array_get(locs, k), "first_row_index");
+                    const uint64_t row_end = k + 1 < json_array_size(locs)
+                                                 ? (uint64_t)jint(json_array_get(locs, k + 1), "first_row_index")
+                                                 : UINT64_MAX;
+                    uint64_t lo, hi;
+                    cr_assert(parquet_layout_page_rows(l, chunk, at, &lo, &hi), "%s: page %zu rows", fx[i].name, k);
+                    cr_assert_eq(lo, row, "%s: chunk %zu page %zu first row %llu, not %llu", fx[i].name, ci, k,
+                                 (unsigned long long)row, (unsigned long long)lo);
+                    cr_assert_eq(hi, row_end, "%s: chunk %zu page %zu", fx[i].name, ci, k);
+                    byte_span dict, pages;
+                    cr_assert(parquet_layout_pages_of_rows(l, chunk, row, row + 1, &dict, &pages));
+                    cr_assert_eq(dict.start, chunk->start, "%s", fx[i].name);
+                    cr_assert_eq(dict.end, first, "%s: what lies before its first data page", fx[i].name);
+                    cr_assert_eq(pages.start, at, "%s: chunk %zu row %llu in page %zu", fx[i].name, ci,
+                                 (unsigned long long)row, k);
+                    cr_assert_eq(pages.end, next, "%s: chunk %zu row %llu in page %zu only", fx[i].name, ci,
+                                 (unsigned long long)row, k);
+                    cr_assert_not(parquet_layout_page_rows(l, chunk, at + 1, &lo, &hi), "%s: not a page start",
+                                  fx[i].name);
                     expected++;
                 }
             }
@@ -132,9 +152,13 @@ Test(parquet_layout, page_starts_are_the_offset_index_pages)
                      FOOTER_OK, "%s", fx[i].name);
         cr_assert_eq(short_ft.layout.n_page_starts, 0, "%s", fx[i].name);
         byte_span pg;
-        for (size_t k = 0; k < short_ft.layout.n_chunks; k++)
+        byte_span dict;
+        for (size_t k = 0; k < short_ft.layout.n_chunks; k++) {
             cr_assert_not(parquet_layout_page_at(&short_ft.layout, &short_ft.layout.chunks[k],
                                                  short_ft.layout.chunks[k].start, &pg));
+            cr_assert_not(
+                parquet_layout_pages_of_rows(&short_ft.layout, &short_ft.layout.chunks[k], 0, UINT64_MAX, &dict, &pg));
+        }
         parquet_footer_clear(&short_ft);
         parquet_footer_clear(&ft);
     }
