@@ -85,7 +85,7 @@ bool parquet_layout_from_meta(const pq_file_meta *m, uint64_t file_size, parquet
     return true;
 }
 
-/* Page starts kept per file at most: 8 MiB of offsets. */
+/* Page starts kept per file at most: 16 MiB of offsets and first rows. */
 #define LAYOUT_PAGES_MAX (1u << 20)
 
 typedef struct {
