@@ -175,33 +175,6 @@ bool parquet_layout_add_pages(parquet_layout *l, const pq_file_meta *m, const ui
     return true;
 }
 
-bool parquet_layout_page_at(const parquet_layout *l, const byte_span *chunk, uint64_t offset, byte_span *page)
-{
-    if (offset < chunk->start || offset >= chunk->end)
-        return false;
-    /* First page start past offset. */
-    size_t lo = 0, hi = l->n_page_starts;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->page_starts[mid] <= offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    const bool next_inside = lo < l->n_page_starts && l->page_starts[lo] < chunk->end;
-    if (lo > 0 && l->page_starts[lo - 1] >= chunk->start) {
-        page->start = l->page_starts[lo - 1];
-        page->end = next_inside ? l->page_starts[lo] : chunk->end;
-        return true;
-    }
-    if (!next_inside)
-        return false; /* no page map for this chunk */
-    /* Before its first data page: the dictionary page. */
-    page->start = chunk->start;
-    page->end = l->page_starts[lo];
-    return true;
-}
-
 /* Index of the first page start at or past offset. */
 static size_t first_page_from(const parquet_layout *l, uint64_t offset)
 {
@@ -214,6 +187,25 @@ static size_t first_page_from(const parquet_layout *l, uint64_t offset)
             hi = mid;
     }
     return lo;
+}
+
+bool parquet_layout_page_at(const parquet_layout *l, const byte_span *chunk, uint64_t offset, byte_span *page)
+{
+    if (offset < chunk->start || offset >= chunk->end)
+        return false;
+    const size_t lo = first_page_from(l, offset + 1); /* the first page start past offset */
+    const bool next_inside = lo < l->n_page_starts && l->page_starts[lo] < chunk->end;
+    if (lo > 0 && l->page_starts[lo - 1] >= chunk->start) {
+        page->start = l->page_starts[lo - 1];
+        page->end = next_inside ? l->page_starts[lo] : chunk->end;
+        return true;
+    }
+    if (!next_inside)
+        return false; /* no page map for this chunk */
+    /* Before its first data page: the dictionary page. */
+    page->start = chunk->start;
+    page->end = l->page_starts[lo];
+    return true;
 }
 
 bool parquet_layout_page_rows(const parquet_layout *l, const byte_span *chunk, uint64_t page_start, uint64_t *row_lo,
