@@ -7,6 +7,7 @@ several data pages per chunk of different sizes, which a mount alone does not
 walk: one round trip per page) and pyarrow without dictionary (regular pages,
 which a mount walks in two rounds). Every view's rows equal the local file's
 for DuckDB, pyarrow and polars."""
+import os
 import re
 import struct
 import zlib
@@ -92,6 +93,11 @@ def test_index_to_s3_is_read_by_every_mount(table_files, bucket, mount, run_cli,
     # A mount of the bucket (the table is a directory of it) reads the maps:
     # it walks nothing, and sieves chunks it served real before.
     m = mount(bucket=name, args=vd.EVERY_PARTIAL)
+    # The maps are the mount's own: listings of the table leave them out
+    # (a reader walking the table's tree would list each level), a path
+    # still reaches them.
+    assert "_sieve" not in os.listdir(m / "tbl") and "_delta_log" in os.listdir(m / "tbl")
+    assert os.path.isdir(m / "tbl/_sieve/pagemaps")
     after = check_views(m, table_files, "tbl/", "after")
     st = m.stats()
     assert st["page_maps_walked"] == 0 and st["page_maps_from_disk"] > walked_alone, st
