@@ -394,6 +394,8 @@ int sv_fs_open(sv_fs *fs, uint64_t ino, int flags, sv_file **out, sv_open_flags 
     }
     if (!h)
         return -ENOMEM;
+    if (fs->plain->cfg.direct_io && (kind == HANDLE_PLAIN || kind == HANDLE_VIEW))
+        of->direct_io = true;
     handle_list_add(&fs->handles, h, kind);
     *out = h;
     return 0;

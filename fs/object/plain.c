@@ -16,6 +16,7 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->cfg = *cfg;
     if (p->cfg.prefetch.max_window > p->cfg.cache_bytes / 4)
         p->cfg.prefetch.max_window = p->cfg.cache_bytes / 4;
+    p->cfg.prefetch.exact_reads = cfg->direct_io;
     p->stats = stats;
     p->start_time = (int64_t)time(NULL);
     p->tree = tree_create(store, cfg->prefix, cfg->dir_ttl_ms, cfg->delta_log_ttl_ms);

@@ -40,6 +40,10 @@ typedef struct {
     double delta_log_attr_timeout_s;
     double dir_attr_timeout_s;
     prefetch_config prefetch;  /* max_window is at most a quarter of cache_bytes */
+    /* --direct-io: data files are opened without the page cache, so the
+     * kernel passes each read() as the reader made it (sets
+     * prefetch.exact_reads). */
+    bool direct_io;
     /* --version / --timestamp: the Delta table version the mount shows;
      * _delta_log/ entries after it are hidden (zeroed: the latest, nothing
      * hidden). */

@@ -16,12 +16,19 @@
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
 {
+    if (cfg->exact_reads)
+        return PREFETCH_DIRECT_IO_PIECE;
     return cfg->kernel_readahead ? cfg->kernel_readahead : PREFETCH_KERNEL_IO_WINDOW;
+}
+
+uint64_t prefetch_kernel_runs_on(const prefetch_config *cfg)
+{
+    return cfg->exact_reads ? 0 : prefetch_kernel_readahead(cfg);
 }
 
 uint64_t prefetch_continuation_proof(const prefetch_config *cfg)
 {
-    return 2 * prefetch_kernel_readahead(cfg) + PAGE_ROUNDING;
+    return cfg->exact_reads ? PAGE_ROUNDING : 2 * prefetch_kernel_readahead(cfg) + PAGE_ROUNDING;
 }
 
 bool read_pattern_init(read_pattern *p, const parquet_layout *layout, column_set *shared)
@@ -213,7 +220,8 @@ static void speculate(const parquet_layout *layout, const read_pattern *p, const
  * dictionaries, go to out[] (at most max_out ranges), as far as budget
  * bytes reach; pages already fetched so count against it, and chunks
  * already read, fetched whole or of a column known to be skipped are
- * passed over. Called with p->lock held. */
+ * passed over. window: the kernel's readahead (0: exact reads, nothing
+ * past the pages). Called with p->lock held. */
 static size_t speculate_rows(const parquet_layout *layout, read_pattern *p, size_t idx, uint64_t lo, uint64_t hi,
                              uint64_t budget, uint64_t window, byte_span *out, size_t max_out)
 {
@@ -232,7 +240,7 @@ static size_t speculate_rows(const parquet_layout *layout, read_pattern *p, size
          * windows from its first 4 KiB page: the last one runs on past the
          * pages (as page_to has it for a page read). */
         const uint64_t from4k = pages.start / PAGE_ROUNDING * PAGE_ROUNDING;
-        if (pages.end - from4k > window) {
+        if (window > 0 && pages.end - from4k > window) {
             pages.end = from4k + (pages.end - from4k + window - 1) / window * window;
             if (pages.end > layout->chunks[j].end)
                 pages.end = layout->chunks[j].end;
@@ -473,7 +481,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * one 128 KiB window: traced, no read followed it). Not the rest
          * of the chunk, nor the chunks after it. */
         const uint64_t window = prefetch_kernel_readahead(cfg);
-        const bool pread_goes_on = size >= window && page.end > end;
+        const bool pread_goes_on = !cfg->exact_reads && size >= window && page.end > end;
         page_to = pread_goes_on ? off + (page.end - off + window - 1) / window * window : page.end;
         if (page_to < end)
             page_to = end; /* the read itself, in the same request */
@@ -493,8 +501,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             uint64_t budget = speculation_budget(cfg, layout, p, s);
             if (budget < prefetch_continuation_proof(cfg))
                 budget = prefetch_continuation_proof(cfg);
-            n_rows_ahead = speculate_rows(layout, p, idx, row_lo, row_hi, budget, window, rows_ahead,
-                                          sizeof rows_ahead / sizeof *rows_ahead);
+            n_rows_ahead = speculate_rows(layout, p, idx, row_lo, row_hi, budget, prefetch_kernel_runs_on(cfg),
+                                          rows_ahead, sizeof rows_ahead / sizeof *rows_ahead);
         }
     } else if (s->proven && skipping) {
         /* A reader that skips pages reads each chunk it wants with reads
@@ -556,7 +564,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             if (next <= s->streak && budget < next + prefetch_continuation_proof(cfg))
                 budget = next + prefetch_continuation_proof(cfg);
         }
-        speculate(layout, p, s, j, 0, budget, prefetch_kernel_readahead(cfg), &spec_from, &spec_to);
+        speculate(layout, p, s, j, 0, budget, prefetch_kernel_runs_on(cfg), &spec_from, &spec_to);
         if (spec_to > spec_from + object_io_block_size(io))
             s->ahead_to = spec_to;
         else

@@ -65,6 +65,10 @@ typedef struct {
     uint64_t min_streak;       /* sequential bytes read before prefetch starts */
     uint64_t max_window;       /* largest sequential prefetch window */
     uint64_t kernel_readahead; /* the mount's kernel readahead window (0: the kernel's 128 KiB) */
+    /* --direct-io: the kernel passes each read() as the reader made it, in
+     * pieces of at most PREFETCH_DIRECT_IO_PIECE, and reads nothing ahead:
+     * every byte asked for is the reader's own. */
+    bool exact_reads;
     /* Nothing speculated past the chunks the reader reads: views, whose
      * next chunk may be served partially, fetch what they serve themselves. */
     bool no_speculation;
@@ -81,13 +85,23 @@ typedef struct {
  * as less. */
 #define PREFETCH_KERNEL_IO_WINDOW (128u << 10)
 
-/* The kernel's readahead window of the mount (cfg's, else the kernel's
- * default, PREFETCH_KERNEL_IO_WINDOW). */
+/* A direct read() larger than this arrives in pieces of it (the largest
+ * FUSE request: the adapter's max_write, 256 pages). */
+#define PREFETCH_DIRECT_IO_PIECE (1u << 20)
+
+/* The size of the pieces a long read() arrives in: the kernel's readahead
+ * window of the mount (cfg's, else the kernel's default,
+ * PREFETCH_KERNEL_IO_WINDOW), or with exact reads PREFETCH_DIRECT_IO_PIECE. */
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg);
+
+/* How far the kernel asks past the end of a reader's read: its readahead
+ * window, or nothing with exact reads. */
+uint64_t prefetch_kernel_runs_on(const prefetch_config *cfg);
 
 /* How far reads must run on into a chunk before it counts as read: past
  * what the kernel's readahead can request beyond a reader's last byte (its
- * current window and the next, asynchronous one), plus page rounding. */
+ * current window and the next, asynchronous one), plus page rounding; with
+ * exact reads, a page's worth. */
 uint64_t prefetch_continuation_proof(const prefetch_config *cfg);
 
 /* One stream of reads through the column chunks: a reader's thread reading

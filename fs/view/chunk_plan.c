@@ -929,8 +929,8 @@ static void plan_chunks(const view_env *env, const plain_file *pf, const view_fi
     /* The kernel's readahead past the end of a named chunk runs on into the
      * next one when the hint leaves that column out: what it will ask for
      * comes with the rest, not a round trip after the reader's last read. */
-    const uint64_t ra = prefetch_kernel_readahead(&env->plain->cfg.prefetch);
-    for (size_t k = 0; early && k < n; k++) {
+    const uint64_t ra = prefetch_kernel_runs_on(&env->plain->cfg.prefetch);
+    for (size_t k = 0; early && ra > 0 && k < n; k++) {
         if (vf->sel[chs[k]->rg].n == 0)
             continue;
         size_t ci;

@@ -195,3 +195,56 @@ def test_a_smaller_read_ahead_does_not_fetch_skipped_columns(s3, bucket, mount, 
     bound = sum(chunk[c] for c in named) + (80 << 10) + 3 * ((260 << 10) + 2 * (16 << 10))
     print(f"fetched {fetched} B; bound {bound} B")
     assert fetched <= bound, (fetched, bound)
+
+
+def test_direct_io_fetches_what_readers_read(s3, bucket, mount, tmp_path):
+    """With --direct-io the kernel passes each read() as the reader made it:
+    no page rounding, no readahead. pyarrow and DuckDB get the local file's
+    results; past each run of read chunks only the speculation share (1/20
+    of the reads) is fetched, not the two kernel windows and a page of the
+    default mount; a 1,000-byte pread reaches the mount as 1,000 bytes; a
+    shared memory map is refused (ENODEV), as --help says, and polars, which
+    then maps the file privately, still reads it."""
+    import errno
+    import mmap
+    import pyarrow.parquet as pq
+    path = tmp_path / "part-00000.parquet"
+    viewdata.write_int64_pages(path, rows=200_000, page_rows=20_000, columns=6, seed=23)
+    b = bucket({})
+    s3env.upload_file(s3, b, "t/part-00000.parquet", path)
+    m = mount(bucket=b, args=["--direct-io"])
+    f = m.mp / "t" / "part-00000.parquet"
+    named = ["id", "c0", "c2", "c4"]          # c1, c3 and c5 follow a read chunk
+    before = m.stats()["s3_bytes_fetched"]
+    table = pq.read_table(f, columns=named)
+    fetched = m.stats()["s3_bytes_fetched"] - before
+    assert table.equals(pq.read_table(path, columns=named))
+    md = pq.ParquetFile(path).metadata
+    chunk = {md.schema.column(c).name: md.row_group(0).column(c).total_compressed_size
+             for c in range(md.num_columns)}
+    named_bytes = sum(chunk[c] for c in named)
+    # The read chunks, 1/20 of them speculated past the runs, the file's
+    # tail (64 KiB and a block), 16 KiB blocks at each run's ends. The
+    # default mount's proof (two 128 KiB windows and a page past each of
+    # the three runs) does not fit.
+    bound = named_bytes * 21 // 20 + (80 << 10) + 3 * 2 * (16 << 10)
+    print(f"fetched {fetched} B; bound {bound} B")
+    assert fetched <= bound, (fetched, bound)
+    q = "SELECT count(*), sum(c0), min(c4), max(id) FROM read_parquet('{f}') WHERE c2 % 7 = 3"
+    assert duck(q.format(f=f)) == duck(q.format(f=path))
+    before = m.stats()
+    fd = os.open(f, os.O_RDONLY)
+    try:
+        got = os.pread(fd, 1000, 123_457)
+        after = m.stats()
+        with pytest.raises(OSError) as e:
+            mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+        assert e.value.errno == errno.ENODEV
+    finally:
+        os.close(fd)
+    with open(path, "rb") as lf:
+        lf.seek(123_457)
+        assert got == lf.read(1000)
+    assert after["fuse_read_bytes"] - before["fuse_read_bytes"] == 1000
+    import polars as pl
+    assert pl.read_parquet(f).equals(pl.read_parquet(path))

@@ -1088,3 +1088,65 @@ Test(object_read, a_first_window_at_a_page_fetches_its_chunk_unless_the_page_is_
     object_ref_free(&o);
     object_ref_free(&o2);
 }
+
+/* --direct-io: the kernel passes a reader's reads as they are and reads
+ * nothing ahead, so nothing is fetched past a chunk for readahead's sake:
+ * a reader that reads chunk 0 whole and stops has caused the chunk and
+ * 1/20 of it, where with the kernel's readahead the proof (two windows and
+ * a page) comes with it. */
+Test(object_read, exact_reads_fetch_nothing_for_readahead_past_a_chunk)
+{
+    byte_span spans[] = {{0, 1u << 20}, {1u << 20, 2u << 20}, {2u << 20, data_len}};
+    uint32_t cols[] = {0, 1, 2};
+    parquet_layout l = {.chunks = spans, .n_chunks = 3, .column = cols, .n_columns = 3};
+    prefetch_config exact = {.min_streak = 4u << 20, .max_window = 64u << 20, .exact_reads = true};
+    prefetch_config paged = {.min_streak = 4u << 20, .max_window = 64u << 20};
+    cr_assert_eq(prefetch_kernel_runs_on(&exact), 0);
+    cr_assert_eq(prefetch_kernel_runs_on(&paged), 128u << 10);
+    cr_assert_lt(prefetch_continuation_proof(&exact), BS);
+    uint64_t got[2];
+    const prefetch_config *cfgs[2] = {&exact, &paged};
+    for (int k = 0; k < 2; k++) {
+        object_ref o = ref_of("obj", 130 + (uint64_t)k);
+        read_pattern rp;
+        cr_assert(read_pattern_init(&rp, &l, NULL));
+        got[k] = fetched_for_read(cfgs[k], &o, &l, &rp, 0, 1u << 20);
+        read_pattern_destroy(&rp);
+        object_ref_free(&o);
+    }
+    cr_assert_geq(got[0], 1u << 20, "chunk 0: %llu", (unsigned long long)got[0]);
+    cr_assert_leq(got[0], (1u << 20) + (1u << 20) / 20 + BS, "chunk 0 and 1/20 of it: %llu",
+                  (unsigned long long)got[0]);
+    cr_assert_geq(got[1], (1u << 20) + 2 * (128u << 10), "with readahead, the proof past it: %llu",
+                  (unsigned long long)got[1]);
+}
+
+/* With exact reads, a pread of a page larger than the piece a read()
+ * arrives in (PREFETCH_DIRECT_IO_PIECE) fetches the page, not on to the end
+ * of a window past it: its last piece ends where the pread does. */
+Test(object_read, exact_reads_fetch_a_large_page_to_its_end)
+{
+    const uint64_t M = 1u << 20, K64 = 64u << 10;
+    byte_span spans[] = {{0, M}, {M, 3 * M}, {3 * M, data_len}};
+    uint32_t cols[] = {0, 1, 2};
+    uint64_t starts[] = {M + K64, M + M / 2 * 3 + K64};
+    parquet_layout l = {.chunks = spans, .n_chunks = 3, .column = cols, .n_columns = 3,
+                        .page_starts = starts, .n_page_starts = 2};
+    prefetch_config exact = {.min_streak = 4u << 20, .max_window = 64u << 20, .exact_reads = true};
+    prefetch_config windows = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = M};
+    cr_assert_eq(prefetch_kernel_readahead(&exact), PREFETCH_DIRECT_IO_PIECE);
+    uint64_t got[2];
+    const prefetch_config *cfgs[2] = {&exact, &windows};
+    for (int k = 0; k < 2; k++) {
+        object_ref o = ref_of("obj", 132 + (uint64_t)k);
+        read_pattern rp;
+        cr_assert(read_pattern_init(&rp, &l, NULL));
+        got[k] = fetched_for_read(cfgs[k], &o, &l, &rp, starts[0], M);
+        read_pattern_destroy(&rp);
+        object_ref_free(&o);
+    }
+    const uint64_t page = starts[1] - starts[0];
+    cr_assert_geq(got[0], page, "the page: %llu", (unsigned long long)got[0]);
+    cr_assert_leq(got[0], page + BS, "the page and nothing past it: %llu", (unsigned long long)got[0]);
+    cr_assert_geq(got[1], 3 * M - starts[0], "windows: on to the chunk's end: %llu", (unsigned long long)got[1]);
+}
