@@ -440,7 +440,9 @@ def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: li
               "a profile views read no page partially. Pages without a selected row are synthesized either "
               "way. DuckDB's files have no OffsetIndex; their single-page chunks are mapped from the "
               "metadata and confirmed by each page's header (DuckDB's default Snappy pages holding a "
-              "selected row stay real).",
+              "selected row stay real)."
+              + (f" Both sievefs contenders mounted with `{plan['sievefs_args']}`."
+                 if plan.get("sievefs_args") else ""),
               "- Before anything is timed, every contender's result is compared with the same reader on the "
               "local files (on the unshaped link), and the local result's row count with the generator's. "
               "Timed runs alternate the contender order, at least 3 pairs; tables show medians. init = mount "
