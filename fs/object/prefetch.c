@@ -479,9 +479,10 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
          * page that it never asked for). A read that ends at or past the
          * page's end is all of the pread (DuckDB's page of 126 KB read as
          * one 128 KiB window: traced, no read followed it). Not the rest
-         * of the chunk, nor the chunks after it. */
-        const uint64_t window = prefetch_kernel_readahead(cfg);
-        const bool pread_goes_on = !cfg->exact_reads && size >= window && page.end > end;
+         * of the chunk, nor the chunks after it. Exact reads have no
+         * window: the pread's last piece ends where it does. */
+        const uint64_t window = prefetch_kernel_runs_on(cfg);
+        const bool pread_goes_on = window > 0 && size >= window && page.end > end;
         page_to = pread_goes_on ? off + (page.end - off + window - 1) / window * window : page.end;
         if (page_to < end)
             page_to = end; /* the read itself, in the same request */
@@ -501,8 +502,8 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
             uint64_t budget = speculation_budget(cfg, layout, p, s);
             if (budget < prefetch_continuation_proof(cfg))
                 budget = prefetch_continuation_proof(cfg);
-            n_rows_ahead = speculate_rows(layout, p, idx, row_lo, row_hi, budget, prefetch_kernel_runs_on(cfg),
-                                          rows_ahead, sizeof rows_ahead / sizeof *rows_ahead);
+            n_rows_ahead = speculate_rows(layout, p, idx, row_lo, row_hi, budget, window, rows_ahead,
+                                          sizeof rows_ahead / sizeof *rows_ahead);
         }
     } else if (s->proven && skipping) {
         /* A reader that skips pages reads each chunk it wants with reads

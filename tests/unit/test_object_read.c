@@ -1089,6 +1089,20 @@ Test(object_read, a_first_window_at_a_page_fetches_its_chunk_unless_the_page_is_
     object_ref_free(&o2);
 }
 
+/* Bytes fetched for a first read of "obj" (as object version id, so no
+ * block is cached yet) on a fresh read pattern. */
+static uint64_t fetched_for_first_read(const prefetch_config *cfg, const parquet_layout *l, uint64_t id,
+                                       uint64_t off, uint64_t size)
+{
+    object_ref o = ref_of("obj", id);
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, l, NULL));
+    const uint64_t got = fetched_for_read(cfg, &o, l, &rp, off, size);
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+    return got;
+}
+
 /* --direct-io: the kernel passes a reader's reads as they are and reads
  * nothing ahead, so nothing is fetched past a chunk for readahead's sake:
  * a reader that reads chunk 0 whole and stops has caused the chunk and
@@ -1104,16 +1118,8 @@ Test(object_read, exact_reads_fetch_nothing_for_readahead_past_a_chunk)
     cr_assert_eq(prefetch_kernel_runs_on(&exact), 0);
     cr_assert_eq(prefetch_kernel_runs_on(&paged), 128u << 10);
     cr_assert_lt(prefetch_continuation_proof(&exact), BS);
-    uint64_t got[2];
-    const prefetch_config *cfgs[2] = {&exact, &paged};
-    for (int k = 0; k < 2; k++) {
-        object_ref o = ref_of("obj", 130 + (uint64_t)k);
-        read_pattern rp;
-        cr_assert(read_pattern_init(&rp, &l, NULL));
-        got[k] = fetched_for_read(cfgs[k], &o, &l, &rp, 0, 1u << 20);
-        read_pattern_destroy(&rp);
-        object_ref_free(&o);
-    }
+    const uint64_t got[2] = {fetched_for_first_read(&exact, &l, 130, 0, 1u << 20),
+                             fetched_for_first_read(&paged, &l, 131, 0, 1u << 20)};
     cr_assert_geq(got[0], 1u << 20, "chunk 0: %llu", (unsigned long long)got[0]);
     cr_assert_leq(got[0], (1u << 20) + (1u << 20) / 20 + BS, "chunk 0 and 1/20 of it: %llu",
                   (unsigned long long)got[0]);
@@ -1135,16 +1141,8 @@ Test(object_read, exact_reads_fetch_a_large_page_to_its_end)
     prefetch_config exact = {.min_streak = 4u << 20, .max_window = 64u << 20, .exact_reads = true};
     prefetch_config windows = {.min_streak = 4u << 20, .max_window = 64u << 20, .kernel_readahead = M};
     cr_assert_eq(prefetch_kernel_readahead(&exact), PREFETCH_DIRECT_IO_PIECE);
-    uint64_t got[2];
-    const prefetch_config *cfgs[2] = {&exact, &windows};
-    for (int k = 0; k < 2; k++) {
-        object_ref o = ref_of("obj", 132 + (uint64_t)k);
-        read_pattern rp;
-        cr_assert(read_pattern_init(&rp, &l, NULL));
-        got[k] = fetched_for_read(cfgs[k], &o, &l, &rp, starts[0], M);
-        read_pattern_destroy(&rp);
-        object_ref_free(&o);
-    }
+    const uint64_t got[2] = {fetched_for_first_read(&exact, &l, 132, starts[0], M),
+                             fetched_for_first_read(&windows, &l, 133, starts[0], M)};
     const uint64_t page = starts[1] - starts[0];
     cr_assert_geq(got[0], page, "the page: %llu", (unsigned long long)got[0]);
     cr_assert_leq(got[0], page + BS, "the page and nothing past it: %llu", (unsigned long long)got[0]);
