@@ -838,6 +838,8 @@ static int serve(const mount_opts *o, const char *mountpoint)
     fc.plain.prefetch.kernel_readahead =
         o->read_ahead > PREFETCH_KERNEL_IO_WINDOW ? o->read_ahead : PREFETCH_KERNEL_IO_WINDOW;
     fc.plain.direct_io = o->direct_io;
+    if (o->direct_io)
+        fc.plain.block_size = PLAIN_DIRECT_IO_BLOCK_SIZE;
     fc.plain.table_version = o->table_version;
     fc.request_cost_override = o->request_cost_set ? (int64_t)o->request_cost : -1;
     fc.partial_memory = o->partial_memory;

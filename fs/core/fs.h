@@ -105,7 +105,7 @@ void sv_fs_shutdown(sv_fs *fs);
  * deadline the read fails with -EIO (logged with the object and offset),
  * cancelled with EINTR it fails with -EINTR at once; the fetches it started
  * go on in the background. */
-#define SV_READ_MAX_IOV 128
+#define SV_READ_MAX_IOV 264 /* a 1 MiB read (the largest) of 4 KiB blocks, unaligned: 257 */
 typedef struct {
     object_pins obj; /* blocks of the plain path */
     void *owned;     /* a private copy (virtual files, view reads with synthesized bytes), freed on release */

@@ -431,11 +431,17 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     } else {
         s->streak += size;
         if (s->chunk != idx && s->entered_chunk != idx) {
-            /* A short hop forward over whole chunks skips their columns. */
-            if (s->chunk != SIZE_MAX && idx > s->chunk + 1 && p->column_skipped)
-                for (size_t k = s->chunk + 1; k < idx && k < s->chunk + 1 + SPECULATED_CHUNKS; k++)
-                    if (layout->column[k] < p->n_columns)
-                        p->column_skipped[layout->column[k]] = 1;
+            /* A short hop forward over whole chunks skips their columns,
+             * and starts a new run: chunks read apart are no long read
+             * (Spark's small second file: a hop from l_shipdate to rownum
+             * took them for one, and the next column came whole). */
+            if (s->chunk != SIZE_MAX && idx > s->chunk + 1) {
+                s->run_start = idx;
+                if (p->column_skipped)
+                    for (size_t k = s->chunk + 1; k < idx && k < s->chunk + 1 + SPECULATED_CHUNKS; k++)
+                        if (layout->column[k] < p->n_columns)
+                            p->column_skipped[layout->column[k]] = 1;
+            }
             s->entered_chunk = idx; /* entered by running on from another chunk */
             s->proven = column_known(layout, p, idx);
         }

@@ -111,7 +111,7 @@ typedef struct {
     uint64_t last_use;    /* read_pattern.clock at its latest read */
     size_t chunk;         /* chunk of its previous read, or SIZE_MAX */
     size_t entered_chunk; /* chunk it ran on into, or SIZE_MAX */
-    size_t run_start;     /* chunk the stream jumped into, or SIZE_MAX */
+    size_t run_start;     /* first chunk of its run of adjacent chunks (jumped or hopped into), or SIZE_MAX */
     size_t reached;       /* furthest chunk the reader is shown to read in it, or SIZE_MAX */
     bool proven;          /* its current chunk counts as read by the reader */
     uint64_t streak;      /* bytes it has read without a jump */

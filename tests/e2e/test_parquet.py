@@ -202,7 +202,8 @@ def test_direct_io_fetches_what_readers_read(s3, bucket, mount, tmp_path):
     no page rounding, no readahead. pyarrow and DuckDB get the local file's
     results; past each run of read chunks only the speculation share (1/20
     of the reads) is fetched, not the two kernel windows and a page of the
-    default mount; a 1,000-byte pread reaches the mount as 1,000 bytes; a
+    default mount; a 1,000-byte pread reaches the mount as 1,000 bytes and
+    fetches one 4 KiB block; a
     shared memory map is refused (ENODEV), as --help says, and polars, which
     then maps the file privately, still reads it."""
     import errno
@@ -212,6 +213,8 @@ def test_direct_io_fetches_what_readers_read(s3, bucket, mount, tmp_path):
     viewdata.write_int64_pages(path, rows=200_000, page_rows=20_000, columns=6, seed=23)
     b = bucket({})
     s3env.upload_file(s3, b, "t/part-00000.parquet", path)
+    blob = os.urandom(1 << 20)
+    s3.put_object(Bucket=b, Key="t/blob.bin", Body=blob)
     m = mount(bucket=b, args=["--direct-io"])
     f = m.mp / "t" / "part-00000.parquet"
     named = ["id", "c0", "c2", "c4"]          # c1, c3 and c5 follow a read chunk
@@ -224,10 +227,10 @@ def test_direct_io_fetches_what_readers_read(s3, bucket, mount, tmp_path):
              for c in range(md.num_columns)}
     named_bytes = sum(chunk[c] for c in named)
     # The read chunks, 1/20 of them speculated past the runs, the file's
-    # tail (64 KiB and a block), 16 KiB blocks at each run's ends. The
+    # tail (64 KiB and a block), 4 KiB blocks at each run's ends. The
     # default mount's proof (two 128 KiB windows and a page past each of
     # the three runs) does not fit.
-    bound = named_bytes * 21 // 20 + (80 << 10) + 3 * 2 * (16 << 10)
+    bound = named_bytes * 21 // 20 + (68 << 10) + 3 * 2 * (4 << 10)
     print(f"fetched {fetched} B; bound {bound} B")
     assert fetched <= bound, (fetched, bound)
     q = "SELECT count(*), sum(c0), min(c4), max(id) FROM read_parquet('{f}') WHERE c2 % 7 = 3"
@@ -246,5 +249,18 @@ def test_direct_io_fetches_what_readers_read(s3, bucket, mount, tmp_path):
         lf.seek(123_457)
         assert got == lf.read(1000)
     assert after["fuse_read_bytes"] - before["fuse_read_bytes"] == 1000
+    # Reads come unrounded, so the mount caches 4 KiB blocks, not 16 KiB:
+    # a pread inside one block of a file no reader pattern covers fetches
+    # that block alone (once the first read has fetched the file's tail).
+    fd = os.open(m.mp / "t" / "blob.bin", os.O_RDONLY)
+    try:
+        assert os.pread(fd, 1, len(blob) - 1) == blob[-1:]
+        before = m.stats()["s3_bytes_fetched"]
+        got = os.pread(fd, 1000, 100_000)
+        fetched = m.stats()["s3_bytes_fetched"] - before
+    finally:
+        os.close(fd)
+    assert got == blob[100_000:101_000]
+    assert fetched == 4096, fetched
     import polars as pl
     assert pl.read_parquet(f).equals(pl.read_parquet(path))

@@ -410,6 +410,36 @@ Test(object_read, a_long_run_fetches_its_next_chunk_whole)
     object_ref_free(&o);
 }
 
+/* A stream that reads two adjacent chunks, then hops over one to the
+ * next: chunks read apart are no long run. The chunk after the hop gets
+ * its share of speculation only, not fetched whole as the fourth of a run
+ * (Spark's small second file, full scan: 82 KB of a 508 KB read). */
+Test(object_read, a_hop_over_a_chunk_starts_a_new_run)
+{
+    object_ref o = ref_of("obj", 115);
+    const uint64_t q = 256u << 10;
+    byte_span spans[] = {{0, q}, {q, 2 * q}, {2 * q, 3 * q}, {3 * q, 4 * q}, {4 * q, 5 * q}, {5 * q, 6 * q}};
+    uint32_t cols[] = {0, 1, 2, 3, 4, 5};
+    parquet_layout l = {.chunks = spans, .n_chunks = 6, .column = cols, .n_columns = 6};
+    prefetch_config cfg = {.min_streak = 4u << 20, .max_window = 64u << 20, .exact_reads = true};
+    read_pattern rp;
+    cr_assert(read_pattern_init(&rp, &l, NULL));
+    uint64_t before = mem_store_counts_now(m).get_bytes;
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 0, (size_t)q));
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, q, (size_t)q));
+    cr_assert(prefetch_chunk_of_read(io, &cfg, &o, &l, &rp, 3 * q, (size_t)q)); /* over chunk 2 */
+    mem_store_drain(m);
+    cr_assert(rp.column_skipped[2], "the column hopped over is skipped");
+    /* Chunks 0, 1 and 3, and the share past chunks 1 and 3 of what the
+     * stream had read (2q, then 3q): not chunk 4 whole. */
+    const uint64_t share = (2 * q) / 20 + (3 * q) / 20;
+    cr_assert_geq(fetched_since(before), 3 * q, "%llu", (unsigned long long)fetched_since(before));
+    cr_assert_leq(fetched_since(before), 3 * q + share + 2 * BS, "chunk 4 not whole: %llu",
+                  (unsigned long long)fetched_since(before));
+    read_pattern_destroy(&rp);
+    object_ref_free(&o);
+}
+
 /* Two threads of a reader read chunks 0 and 2 at once, interleaved; each
  * one's readahead runs on into the chunk after it. Neither is mistaken for a
  * jump into a new chunk: chunks 1 and 3 are not fetched whole. */
