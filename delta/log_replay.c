@@ -250,6 +250,23 @@ static void judge_protocol(delta_snapshot *s)
     }
 }
 
+int delta_metadata_schema(const delta_metadata *m, delta_schema *out, sv_error *err)
+{
+    memset(out, 0, sizeof *out);
+    const char *mode_text = config_value(m, "delta.columnMapping.mode");
+    const int mode = delta_mapping_mode_parse(mode_text);
+    if (mode < 0)
+        return sv_fail(err, DELTA_REPLAY_E_INVALID, 0, "column mapping mode \"%s\" is unknown", mode_text);
+    if (!m->schema_string) /* metaData without a schema yet (Delta Live Tables): no columns */
+        return 0;
+    if (delta_schema_parse(m->schema_string, strlen(m->schema_string), (delta_mapping_mode)mode,
+                           m->partition_columns, m->n_partition_columns, out, err) != 0) {
+        sv_error_prefix(err, "metaData");
+        return DELTA_REPLAY_E_INVALID;
+    }
+    return 0;
+}
+
 int delta_replay_finish(delta_replay *r, int64_t version, int64_t timestamp_ms, delta_snapshot **out,
                         sv_error *err)
 {
@@ -271,19 +288,9 @@ int delta_replay_finish(delta_replay *r, int64_t version, int64_t timestamp_ms, 
     memset(&r->metadata, 0, sizeof r->metadata);
     r->has_protocol = r->has_metadata = false;
     judge_protocol(s);
-    const char *mode_text = config_value(&s->metadata, "delta.columnMapping.mode");
-    const int mode = delta_mapping_mode_parse(mode_text);
-    int rc = 0;
-    if (mode < 0) {
-        rc = sv_fail(err, DELTA_REPLAY_E_INVALID, 0, "log replay: column mapping mode \"%s\" is unknown", mode_text);
-    } else if (!s->metadata.schema_string) {
-        /* metaData without a schema yet (Delta Live Tables): no columns */
-    } else if (delta_schema_parse(s->metadata.schema_string, strlen(s->metadata.schema_string),
-                                  (delta_mapping_mode)mode, s->metadata.partition_columns,
-                                  s->metadata.n_partition_columns, &s->schema, err) != 0) {
-        sv_error_prefix(err, "log replay: metaData");
-        rc = DELTA_REPLAY_E_INVALID;
-    }
+    int rc = delta_metadata_schema(&s->metadata, &s->schema, err);
+    if (rc)
+        sv_error_prefix(err, "log replay");
     if (rc == 0) {
         s->files = malloc((r->live ? r->live : 1) * sizeof *s->files);
         if (!s->files)

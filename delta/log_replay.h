@@ -55,6 +55,11 @@ int delta_replay_finish(delta_replay *r, int64_t version, int64_t timestamp_ms, 
 
 void delta_snapshot_free(delta_snapshot *s);
 
+/* The schema a metaData action describes, with its column mapping mode: 0,
+ * or DELTA_REPLAY_E_INVALID (an unknown mode, a schema that does not parse).
+ * A metaData without a schema string yet gives an empty schema. */
+int delta_metadata_schema(const delta_metadata *m, delta_schema *out, sv_error *err);
+
 /* The key of a file in the active set: path, or path and "@" and the
  * deletion vector's unique id (malloc'd). */
 char *delta_file_key(const char *path, bool has_dv, const delta_action_dv *dv);

@@ -483,6 +483,7 @@ static ssize_t read_view(sv_fs *fs, view_handle *v, uint64_t off, size_t size, s
     if (r > 0) {
         pins->obj = out.pins;
         pins->owned = out.owned;
+        pins->synthesized = out.synthesized;
         if (out.owned) {
             pins->owned_bytes = size; /* what view_reader_reply allocated */
             memory_budget_charge(&fs->plain->budget, size);
@@ -563,6 +564,9 @@ ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, stru
 
 void sv_fs_read_release(sv_fs *fs, sv_read_pins *pins)
 {
+    if (pins->synthesized)
+        view_reply_sent(pins->synthesized);
+    pins->synthesized = NULL;
     free(pins->owned);
     pins->owned = NULL;
     memory_budget_uncharge(&fs->plain->budget, pins->owned_bytes);

@@ -110,6 +110,7 @@ typedef struct {
     object_pins obj; /* blocks of the plain path */
     void *owned;     /* a private copy (virtual files, view reads with synthesized bytes), freed on release */
     size_t owned_bytes; /* its size, counted in the mount's memory budget until release */
+    struct view_file *synthesized; /* a view file whose synthesized bytes these are (view_reply_sent) */
 } sv_read_pins;
 ssize_t sv_fs_read_pinned(sv_fs *fs, sv_file *f, uint64_t off, size_t size, struct iovec *iov,
                           size_t maxiov, size_t *niov, sv_read_pins *pins, const sv_cancel *tok);

@@ -32,6 +32,7 @@ typedef struct {
     /* under the registry lock */
     table_snap *snap;    /* the registry's reference; NULL until loaded */
     bool loading;        /* a load is under way: others wait for it */
+    table_history *hist; /* made on first use, freed with the registry (its own lock) */
 } table_entry;
 
 struct table_registry {
@@ -88,6 +89,7 @@ void table_registry_destroy(table_registry *r)
     pthread_mutex_unlock(&r->lock);
     for (size_t i = 0; i < r->n; i++) {
         table_snap_put(r->tables[i].snap);
+        table_history_free(r->tables[i].hist);
         free(r->tables[i].path);
     }
     free(r->tables);
@@ -266,6 +268,31 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
     }
     pthread_cond_broadcast(&r->loaded);
     pthread_mutex_unlock(&r->lock);
+    return rc;
+}
+
+int table_registry_history(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
+                           const sv_cancel *tok)
+{
+    *out = NULL;
+    const int64_t want = current_version(r, dir_ino, err, tok);
+    if (want < 0)
+        return err && err->code ? err->code : TABLE_E_LOG;
+    char *path = table_relative_path(r->p, dir_ino);
+    pthread_mutex_lock(&r->lock);
+    bool added = false;
+    table_entry *e = entry_of(r, dir_ino, path, &added);
+    if (!added)
+        free(path);
+    if (e && !e->hist)
+        e->hist = table_history_new();
+    table_history *h = e ? e->hist : NULL;
+    pthread_mutex_unlock(&r->lock);
+    if (!h)
+        return sv_fail(err, TABLE_E_NOMEM, 0, "more than %u tables, or out of memory", TABLE_MAX_TABLES);
+    int rc = table_history_extend(h, r->p, dir_ino, want, err, tok);
+    if (rc == 0)
+        *out = h;
     return rc;
 }
 

@@ -16,6 +16,7 @@
 
 #include "plain.h"
 #include "sv_cancel.h"
+#include "table_history.h"
 #include "table_snapshot.h"
 
 #define TABLE_MAX_TABLES 4096u
@@ -39,6 +40,12 @@ void table_registry_saw(table_registry *r, uint64_t dir_ino);
  * loading it if needed; dir_ino need not have been seen before. */
 int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **out, sv_error *err,
                             const sv_cancel *tok);
+
+/* The table's history (table_history.h), walked up to the version the mount
+ * shows now (its _delta_log/ listing, cached for its short TTL): 0 with *out
+ * set (it lives as long as the registry), or TABLE_E_* with err. */
+int table_registry_history(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
+                           const sv_cancel *tok);
 
 /* The tables seen: their directory inodes and paths relative to the mount
  * ("" for the mount's root), copied into arrays the caller frees

@@ -60,8 +60,7 @@ int table_log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, sv_e
     return rc;
 }
 
-/* The whole object of file inode ino (malloc'd into *buf). */
-static int read_whole(plain_fs *p, uint64_t ino, const char *name, uint8_t **buf, size_t *len, sv_error *err,
+int table_log_read(plain_fs *p, uint64_t ino, const char *name, uint8_t **buf, size_t *len, sv_error *err,
                       const sv_cancel *tok)
 {
     *buf = NULL;
@@ -90,6 +89,18 @@ static int read_whole(plain_fs *p, uint64_t ino, const char *name, uint8_t **buf
     }
     object_ref_free(&o);
     return rc;
+}
+
+void table_log_prefetch(plain_fs *p, const uint64_t *inos, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        object_ref o;
+        if (plain_bind_object(p, inos[i], &o) < 0)
+            continue;
+        if (o.size <= TABLE_LOG_MAX_FILE)
+            object_prefetch(p->io, &o, 0, o.size, 0, true);
+        object_ref_free(&o);
+    }
 }
 
 /* Every line of a JSON log file (a commit, a compaction, a V2 checkpoint)
@@ -150,7 +161,7 @@ static bool read_hint(plain_fs *p, const table_log_listing *l, delta_log_hint *h
         uint8_t *buf;
         size_t len;
         sv_error e;
-        if (l->entries[i].size > (1u << 20) || read_whole(p, l->inos[i], "_last_checkpoint", &buf, &len, &e, tok))
+        if (l->entries[i].size > (1u << 20) || table_log_read(p, l->inos[i], "_last_checkpoint", &buf, &len, &e, tok))
             return false;
         json_t *doc = json_loadb((const char *)buf, len, 0, NULL);
         free(buf);
@@ -193,7 +204,7 @@ static int read_sidecars(plain_fs *p, const table_log_listing *l, feed *f, const
             rc = io_fail(f->err, st, tok, name);
         uint8_t *buf = NULL;
         size_t len = 0;
-        if (rc == 0 && (rc = read_whole(p, ta.ino, name, &buf, &len, f->err, tok)) == 0 &&
+        if (rc == 0 && (rc = table_log_read(p, ta.ino, name, &buf, &len, f->err, tok)) == 0 &&
             delta_checkpoint_read(buf, len, feed_action, f, f->err) != 0) {
             sv_error_prefix(f->err, "sidecar %s", name);
             rc = TABLE_E_LOG;
@@ -201,6 +212,20 @@ static int read_sidecars(plain_fs *p, const table_log_listing *l, feed *f, const
         free(buf);
     }
     return rc;
+}
+
+static void prefetch_plan(plain_fs *p, const table_log_listing *l, const delta_log_plan *plan)
+{
+    const size_t n = plan->n_commits + plan->n_compactions;
+    uint64_t *inos = malloc((n ? n : 1) * sizeof *inos);
+    if (!inos)
+        return;
+    for (size_t i = 0; i < plan->n_commits; i++)
+        inos[i] = ino_of(l, plan->commits[i].name);
+    for (size_t i = 0; i < plan->n_compactions; i++)
+        inos[plan->n_commits + i] = ino_of(l, plan->compactions[i].name);
+    table_log_prefetch(p, inos, n);
+    free(inos);
 }
 
 int64_t table_version_resolve(const delta_log_entry *entries, size_t n, const table_version_spec *spec,
@@ -246,7 +271,7 @@ int table_snapshot_load(plain_fs *p, uint64_t table_dir, const table_version_spe
         const delta_log_plan_file *cp = &plan.checkpoint[i];
         uint8_t *buf = NULL;
         size_t len = 0;
-        rc = read_whole(p, ino_of(&l, cp->name), cp->name, &buf, &len, err, tok);
+        rc = table_log_read(p, ino_of(&l, cp->name), cp->name, &buf, &len, err, tok);
         const size_t nl = strlen(cp->name);
         const bool json = nl > 5 && strcmp(cp->name + nl - 5, ".json") == 0;
         if (rc == 0 && json)
@@ -259,7 +284,9 @@ int table_snapshot_load(plain_fs *p, uint64_t table_dir, const table_version_spe
     }
     if (rc == 0)
         rc = read_sidecars(p, &l, &f, tok);
-    /* then commits and compactions in version order */
+    /* then commits and compactions in version order, fetched all at once
+     * (one round trip, not one each) */
+    prefetch_plan(p, &l, &plan);
     size_t ci = 0, ki = 0;
     while (rc == 0 && (ci < plan.n_commits || ki < plan.n_compactions)) {
         const bool commit = ki >= plan.n_compactions ||
@@ -267,7 +294,7 @@ int table_snapshot_load(plain_fs *p, uint64_t table_dir, const table_version_spe
         const delta_log_plan_file *pf = commit ? &plan.commits[ci++] : &plan.compactions[ki++];
         uint8_t *buf = NULL;
         size_t len = 0;
-        if ((rc = read_whole(p, ino_of(&l, pf->name), pf->name, &buf, &len, err, tok)) == 0)
+        if ((rc = table_log_read(p, ino_of(&l, pf->name), pf->name, &buf, &len, err, tok)) == 0)
             rc = feed_json(&f, buf, len, pf->name);
         free(buf);
     }

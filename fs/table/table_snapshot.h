@@ -49,6 +49,13 @@ typedef struct {
 } table_log_listing;
 
 int table_log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, sv_error *err, const sv_cancel *tok);
+
+/* The whole log file of inode ino (name says which in messages), malloc'd
+ * into *buf: 0, or TABLE_E_* with err. Read through the block cache. */
+int table_log_read(plain_fs *p, uint64_t ino, const char *name, uint8_t **buf, size_t *len, sv_error *err,
+                   const sv_cancel *tok);
+/* Start fetching these log files at once (they are read next, one by one). */
+void table_log_prefetch(plain_fs *p, const uint64_t *inos, size_t n);
 void table_log_listing_free(table_log_listing *l);
 
 #endif

@@ -94,9 +94,15 @@ typedef struct {
     size_t maxiov, niov;
     object_pins pins;
     uint8_t *owned;
+    /* Set when owned holds synthesized bytes: the caller calls
+     * view_reply_sent with it once the reply has reached the kernel, so that
+     * a file served real from then on (view_file.h, demoted) knows no such
+     * reply is still on its way into the page cache. */
+    struct view_file *synthesized;
 } view_reply;
 ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_t size, view_reply *out,
                           const sv_cancel *tok);
+void view_reply_sent(struct view_file *synthesized);
 void view_reader_close(view_registry *r, view_reader *vr);
 uint64_t view_reader_size(const view_reader *vr);
 const char *view_reader_key(const view_reader *vr); /* for messages */

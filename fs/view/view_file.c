@@ -117,42 +117,11 @@ static bool prebuilt_maps_may_help(const view_env *env, const view_file *vf, uin
 }
 
 /* The selection of every row group: the predicate's rows (evaluated on the
- * filter columns) intersected with the hint's rows for this file. */
-/* Rows of [first, first + n) (file rows) that dv deletes, removed from
- * sel (rows relative to the group). */
-static bool remove_deleted(const dv_bitmap *dv, uint64_t first, uint64_t n, row_ranges *sel)
-{
-    enum { BATCH = 1024 };
-    uint64_t rows[BATCH];
-    row_ranges kept = {0};
-    uint64_t at = first; /* file row from which nothing is known deleted yet */
-    bool ok = true;
-    for (uint64_t from = first; ok && from < first + n;) {
-        const size_t got = dv_bitmap_rows_in_range(dv, from, first + n, rows, BATCH);
-        for (size_t i = 0; ok && i < got; i++) {
-            if (rows[i] > at)
-                ok = row_ranges_append(&kept, at - first, rows[i] - first);
-            at = rows[i] + 1;
-        }
-        if (got < BATCH)
-            break;
-        from = rows[BATCH - 1] + 1;
-    }
-    if (ok && at < first + n)
-        ok = row_ranges_append(&kept, at - first, n);
-    row_ranges out = {0};
-    ok = ok && row_ranges_intersect(sel, &kept, &out);
-    row_ranges_free(&kept);
-    if (ok) {
-        row_ranges_free(sel);
-        *sel = out;
-    }
-    return ok;
-}
-
+ * filter columns) intersected with the hint's rows for this file. Deletion
+ * vectors are not applied: a reader of another version may not delete the
+ * rows this snapshot's does (docs/delta.md, "Views across versions"). */
 static int select_rows(const view_env *env, const sv_hint *h, const plain_file *pf, view_file *vf,
-                       const pred_bound *b, const dv_bitmap *dv, uint64_t *selected_rows, sv_error *err,
-                       const sv_cancel *tok)
+                       const pred_bound *b, uint64_t *selected_rows, sv_error *err, const sv_cancel *tok)
 {
     const pq_file_meta *m = vf->meta;
     const hint_file_rows *fr = hint_rows_for(h, vf->relpath);
@@ -193,8 +162,6 @@ static int select_rows(const view_env *env, const sv_hint *h, const plain_file *
         } else {
             vf->sel[g] = from_where;
         }
-        if (ok && dv)
-            ok = remove_deleted(dv, first, (uint64_t)n, &vf->sel[g]);
         if (!ok) {
             rc = sv_fail(err, SELECTION_E_NOMEM, 0, "out of memory");
             break;
@@ -344,8 +311,7 @@ static void prepare(const view_env *env, const sv_view *v, const plain_file *pf,
     /* Every row selected and no columns to fetch together: nothing to sieve
      * and nothing to gain over the plain path, whose prefetch reads on into
      * the chunks ahead (a view's does not: it may sieve them). */
-    if (!vf->why_real[0] && !vf->pred && !vf->select_none && n_columns == 0 && !hint_rows_for(h, vf->relpath) &&
-        !(vf->add && vf->add->has_dv))
+    if (!vf->why_real[0] && !vf->pred && !vf->select_none && n_columns == 0 && !hint_rows_for(h, vf->relpath))
         vf_real(vf, "", "the hint selects every row and names no columns");
     if (!vf->why_real[0])
         (void)build_chunks(pf, vf);
@@ -370,6 +336,11 @@ static void prepare_names(view_file *vf, const pq_file_meta *m, const view_table
             vf_real(vf, "where does not fit this file: ", perr.msg);
             return;
         }
+        /* Filter columns are real even in a file selected empty: a reader that
+         * reads the file anyway (by hand, without the log's statistics) must
+         * evaluate its filter on real values, not on synthesized ones. */
+        for (size_t i = 0; i < pred_bound_ncols(vf->pred); i++)
+            vf->filter_col[pred_bound_leaf(vf->pred, i)] = true;
         const pred_truth truth = pred_bound_truth(vf->pred);
         if (truth != PRED_TRUTH_VARIES) { /* decided by the partition values */
             vf->select_none = truth != PRED_TRUTH_TRUE;
@@ -387,8 +358,6 @@ static void prepare_names(view_file *vf, const pq_file_meta *m, const view_table
             }
             delta_file_stats_free(fst);
         }
-        for (size_t i = 0; vf->pred && i < pred_bound_ncols(vf->pred); i++)
-            vf->filter_col[pred_bound_leaf(vf->pred, i)] = true;
     }
     for (uint32_t i = 0; i < m->n_leaves; i++)
         vf->want_col[i] = n_columns == 0;
@@ -416,12 +385,7 @@ static int evaluate_selection(const view_env *env, const sv_view *v, const plain
      * TODO: evaluate off the reader's thread, so no interrupt costs it. */
     sv_cancel tok;
     object_io_cancel_init_under(env->plain->io, &tok, reader);
-    dv_bitmap *dv = NULL;
-    if (vf->add && vf->add->has_dv && view_table_deletion_vector(env, v->table, vf->add, &dv, err, &tok) != 0)
-        return -1; /* the file is served real: never rows a Delta reader would not see */
-    int rc = select_rows(env, v->hint, pf, vf, vf->pred, dv, selected_rows, err, &tok);
-    dv_bitmap_free(dv);
-    return rc;
+    return select_rows(env, v->hint, pf, vf, vf->pred, selected_rows, err, &tok);
 }
 
 int view_file_ensure_selected(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
@@ -482,6 +446,28 @@ int view_file_ensure_prepared(const view_env *env, const sv_view *v, const plain
     while (vf->state == VF_PREPARING && !e)
         e = sv_cancel_wait(tok, &vf->cond, &vf->lock);
     return vf->state == VF_PREPARING ? -e : 0;
+}
+
+int view_file_demote(view_file *vf, const char *why, const sv_cancel *tok)
+{
+    pthread_mutex_lock(&vf->lock);
+    if (!vf->demoted) {
+        vf->demoted = true;
+        snprintf(vf->why_demoted, sizeof vf->why_demoted, "%s", why);
+    }
+    int e = 0;
+    while (vf->synth_in_flight > 0 && !e)
+        e = sv_cancel_wait(tok, &vf->cond, &vf->lock);
+    pthread_mutex_unlock(&vf->lock);
+    return -e;
+}
+
+void view_file_synth_done(view_file *vf)
+{
+    pthread_mutex_lock(&vf->lock);
+    if (--vf->synth_in_flight == 0)
+        pthread_cond_broadcast(&vf->cond);
+    pthread_mutex_unlock(&vf->lock);
 }
 
 const vchunk *view_chunk_at(const view_file *vf, uint64_t off, size_t *ci)

@@ -83,6 +83,12 @@ typedef struct view_file {
     size_t *by_start;             /* chunk indices sorted by start */
     uint64_t total_rows, selected_rows;
     bool columns_planned;         /* the hint's columns were planned together */
+    /* Served real from now on: a version the table gained since the plan
+     * was made would read the file otherwise (why_demoted says why; not
+     * why_real, which preparation writes without the lock). */
+    bool demoted;
+    char why_demoted[256];
+    uint32_t synth_in_flight;     /* replies with synthesized bytes not yet sent to the kernel */
     view_counters counts;
 } view_file;
 
@@ -129,6 +135,14 @@ bool view_chunk_wants_header_walk(const pq_file_meta *m, uint32_t rg, uint32_t c
  * evaluation (which goes on). */
 int view_file_ensure_selected(const view_env *env, const sv_view *v, const plain_file *pf, view_file *vf,
                               const sv_cancel *tok);
+
+/* Serve the file real from now on (why goes to why_demoted), and wait until
+ * the replies with synthesized bytes already made have reached the kernel,
+ * so that an open that then drops the kernel's cached pages drops them all:
+ * 0, or -errno when tok gave up waiting. Called without vf->lock. */
+int view_file_demote(view_file *vf, const char *why, const sv_cancel *tok);
+/* A reply counted in synth_in_flight has been sent. */
+void view_file_synth_done(view_file *vf);
 
 /* The chunk holding off, or NULL (then *ci is the position in by_start of
  * the next chunk). */

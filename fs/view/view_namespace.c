@@ -284,6 +284,8 @@ int views_open(view_registry *r, uint64_t ino, int flags, view_opened *out, sv_o
         return rc;
     }
     out->kind = VIEW_OPENED_FILE;
-    of->keep_cache = true;
+    /* A file served real since a version changed what its plan means may
+     * have synthesized pages in the kernel's cache: dropped at this open. */
+    of->keep_cache = !out->reader->demoted;
     return 0;
 }

@@ -10,7 +10,31 @@
 #include <string.h>
 
 #include "chunk_plan.h"
+#include "log.h"
 #include "view_file.h"
+#include "view_table.h"
+
+/* At each open: readers may read the table at a version it did not have
+ * when the plan was made (or at an older one), so the table's history is
+ * brought up to the version the mount shows now and the file is served
+ * real from now on unless the plan holds for every version it is in. */
+static int check_versions(const view_env *env, sv_view *v, view_file *vf, const sv_cancel *tok)
+{
+    view_table *tb = v->table;
+    if (!tb || !tb->snap || !tb->n_where_names)
+        return 0;
+    pthread_mutex_lock(&vf->lock);
+    const bool demoted = vf->demoted;
+    pthread_mutex_unlock(&vf->lock);
+    const delta_add *f = view_table_file(tb, vf->relpath);
+    if (demoted || !f) /* not in the snapshot: served real anyway */
+        return 0;
+    char why[256];
+    if (view_table_file_holds(env, tb, f, why, sizeof why, tok))
+        return 0;
+    log_info("view %s: %s served real from now on: %s", v->name, vf->relpath, why);
+    return view_file_demote(vf, why, tok);
+}
 
 int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reader **out, const sv_cancel *tok)
 {
@@ -34,6 +58,16 @@ int view_reader_open(view_registry *r, sv_view *v, uint64_t base_ino, view_reade
         return -ENOMEM;
     }
     vr->view = v;
+    rc = check_versions(&r->env, v, vr->vf, tok);
+    if (rc < 0) {
+        view_file_put(v, vr->vf);
+        plain_file_close(p, &vr->real);
+        free(vr);
+        return rc;
+    }
+    pthread_mutex_lock(&vr->vf->lock);
+    vr->demoted = vr->vf->demoted;
+    pthread_mutex_unlock(&vr->vf->lock);
     *out = vr;
     return 0;
 }
@@ -191,7 +225,7 @@ static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t 
     view_file *vf = vr->vf;
     pthread_mutex_lock(&vf->lock);
     int e = view_file_ensure_prepared(env, vr->view, &vr->real, vf, tok);
-    if (e < 0 || vf->state == VF_REAL) {
+    if (e < 0 || vf->state == VF_REAL || vf->demoted) {
         pthread_mutex_unlock(&vf->lock);
         return e < 0 ? e : READ_FILE_REAL;
     }
@@ -221,7 +255,20 @@ static int plan_read(const view_env *env, view_reader *vr, uint64_t off, size_t 
     }
     pthread_mutex_unlock(&vf->lock);
     /* Planned chunks are immutable from here on: read them without the lock. */
-    return read_is_real(vf, off, end) ? READ_REAL : READ_SYNTHESIZED;
+    if (read_is_real(vf, off, end))
+        return READ_REAL;
+    /* Counted until its reply is sent, unless the file was demoted meanwhile. */
+    pthread_mutex_lock(&vf->lock);
+    const bool demoted = vf->demoted;
+    if (!demoted)
+        vf->synth_in_flight++;
+    pthread_mutex_unlock(&vf->lock);
+    return demoted ? READ_FILE_REAL : READ_SYNTHESIZED;
+}
+
+void view_reply_sent(struct view_file *synthesized)
+{
+    view_file_synth_done(synthesized);
 }
 
 /* Assemble [off, off+size) of a file with planned chunks into buf. */
@@ -252,7 +299,10 @@ ssize_t view_reader_read(view_registry *r, view_reader *vr, uint64_t off, size_t
     if (kind == READ_FILE_REAL)
         return read_real_into(io, &vr->real.obj, off, size, buf, tok);
     start_fetches(io, &r->env.plain->cfg.prefetch, &vr->real, vr->vf, off, size);
-    return assemble(io, vr, off, size, buf, tok);
+    ssize_t n = assemble(io, vr, off, size, buf, tok);
+    if (kind == READ_SYNTHESIZED)
+        view_file_synth_done(vr->vf);
+    return n;
 }
 
 ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_t size, view_reply *out,
@@ -261,6 +311,7 @@ ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_
     object_io *io = r->env.plain->io;
     out->niov = 0;
     out->owned = NULL;
+    out->synthesized = NULL;
     memset(&out->pins, 0, sizeof out->pins);
     int kind = plan_read(&r->env, vr, off, &size, tok);
     if (kind <= READ_NOTHING)
@@ -277,16 +328,14 @@ ssize_t view_reader_reply(view_registry *r, view_reader *vr, uint64_t off, size_
         int e = object_pin(io, &vr->real.obj, off, size, out->maxiov, &out->pins);
         return e < 0 ? e : object_pins_wait(io, &out->pins, out->iov, &out->niov, NULL, tok);
     }
-    if (out->maxiov == 0)
-        return -EINVAL;
-    uint8_t *buf = malloc(size);
-    if (!buf)
-        return -ENOMEM;
-    ssize_t n = assemble(io, vr, off, size, buf, tok);
+    uint8_t *buf = out->maxiov ? malloc(size) : NULL;
+    ssize_t n = !out->maxiov ? -EINVAL : !buf ? -ENOMEM : assemble(io, vr, off, size, buf, tok);
     if (n <= 0) {
         free(buf);
+        view_file_synth_done(vr->vf);
         return n;
     }
+    out->synthesized = vr->vf;
     out->owned = buf;
     out->iov[0] = (struct iovec){buf, (size_t)n};
     out->niov = 1;

@@ -1,6 +1,7 @@
 /* An open file seen through a view. */
 #ifndef SIEVE_VIEW_READ_H
 #define SIEVE_VIEW_READ_H
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "plain.h"
@@ -13,6 +14,7 @@ struct view_reader {
     plain_file real;        /* the object behind the view's file, its footer and read pattern */
     sv_view *view;          /* referenced while open */
     struct view_file *vf;   /* the file's plan in that view, referenced */
+    bool demoted;           /* the file was served real from its open on: the kernel drops its cached pages */
 };
 
 /* Open plain-path file base_ino in view v; the reader takes over the

@@ -65,7 +65,8 @@ static json_t *file_entry(const view_file *vf)
         /* view_file_prepare is filling the plan without the lock: nothing yet. */
         bad |= json_object_set_new(o, "state", json_string("pending"));
     } else {
-        bad |= json_object_set_new(o, "state", json_string(vf->state == VF_READY ? "view" : "real"));
+        const bool real = vf->state == VF_REAL || vf->demoted;
+        bad |= json_object_set_new(o, "state", json_string(real ? "real" : "view"));
         bad |= json_object_set_new(o, "rows", json_integer((json_int_t)vf->total_rows));
         /* null until a read needed the selection (one that only read real
          * chunks did not evaluate it) */
@@ -75,8 +76,8 @@ static json_t *file_entry(const view_file *vf)
         bad |= put_counters(o, &vf->counts);
         if (vf->state == VF_READY && vf->select_none && vf->excluded_by)
             bad |= json_object_set_new(o, "excluded_by", json_string(vf->excluded_by));
-        if (vf->state == VF_REAL)
-            bad |= json_object_set_new(o, "why_real", json_string(vf->why_real));
+        if (real)
+            bad |= json_object_set_new(o, "why_real", json_string(vf->state == VF_REAL ? vf->why_real : vf->why_demoted));
     }
     if (bad) {
         json_decref(o);

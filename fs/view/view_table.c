@@ -7,6 +7,7 @@
 
 #include "delta_partition.h"
 #include "footer_cache.h"
+#include "log.h"
 
 /* The node at path (relative to dir; "" is dir itself), or STORE_ERR_NOT_FOUND. */
 static store_status walk(tree *t, uint64_t dir, const char *path, tree_attr *out, const sv_cancel *tok)
@@ -38,6 +39,9 @@ void view_table_free(view_table *t)
         return;
     table_snap_put(t->snap);
     pred_free(t->pred);
+    for (size_t i = 0; i < t->n_where_names; i++)
+        free(t->where_names[i]);
+    free(t->where_names);
     for (size_t i = 0; i < t->n_columns; i++)
         free(t->columns[i]);
     free(t->columns);
@@ -121,7 +125,10 @@ static int check_against_a_file(const view_env *env, const view_table *t, const 
     if (rc == 0 && ft->meta && view_table_constants(t, f, &k, &nk)) {
         pred_bound *b = NULL;
         pred_error perr;
-        if (pred_bind_constants(by_id ? by_id : t->pred, ft->meta, k, nk, &b, &perr) != PRED_OK)
+        /* A column the file lacks (added to the table after it was written)
+         * is no error of the hint: that file is served real when read. */
+        const pred_status st = pred_bind_constants(by_id ? by_id : t->pred, ft->meta, k, nk, &b, &perr);
+        if (st != PRED_OK && st != PRED_E_COLUMN)
             rc = sv_fail(err, HINT_E_TABLE, 0, "where: %s (table %s, file %s)", perr.msg,
                          t->path[0] ? t->path : "(mount root)", f->path);
         pred_bound_free(b);
@@ -131,6 +138,72 @@ static int check_against_a_file(const view_env *env, const view_table *t, const 
     footer_cache_put(env->plain->footers, ft);
     object_ref_free(&o);
     return rc;
+}
+
+static const char *collect_name(void *ctx, const char *name)
+{
+    view_table *t = ctx;
+    for (size_t i = 0; i < t->n_where_names; i++)
+        if (strcmp(t->where_names[i], name) == 0)
+            return name;
+    char **more = realloc(t->where_names, (t->n_where_names + 1) * sizeof *more);
+    char *copy = more ? strdup(name) : NULL;
+    if (more)
+        t->where_names = more;
+    if (!copy)
+        return NULL;
+    t->where_names[t->n_where_names++] = copy;
+    return name;
+}
+
+/* The logical names the hint's where uses. */
+static bool collect_where_names(view_table *t, const sv_hint *h)
+{
+    pred_expr *e = NULL;
+    pred_error perr;
+    bool ok = pred_parse(h->where, strlen(h->where), &e, &perr) == PRED_OK &&
+              pred_rename_columns(e, collect_name, t, &perr) == PRED_OK;
+    pred_free(e);
+    return ok;
+}
+
+/* Whether schema s binds each of the where's names as the snapshot's does:
+ * the same field (physical name, field id), type and role, in the same
+ * column mapping mode. A name s does not have is no other binding: a reader
+ * of that version cannot filter on it (it may filter the same field under
+ * its name then, which selects the same rows). */
+static bool binds_as_bound(void *ctx, const delta_schema *s)
+{
+    const view_table *t = ctx;
+    const delta_schema *at = &table_snap_get(t->snap)->schema;
+    if (!s || s->mode != at->mode)
+        return false;
+    for (size_t i = 0; i < t->n_where_names; i++) {
+        const delta_field *a = delta_schema_find(at, t->where_names[i]);
+        const delta_field *b = delta_schema_find(s, t->where_names[i]);
+        if (!b)
+            continue;
+        if (!a || strcmp(a->physical, b->physical) != 0 || a->field_id != b->field_id ||
+            strcmp(a->type, b->type) != 0 || a->partition != b->partition)
+            return false;
+    }
+    return true;
+}
+
+bool view_table_file_holds(const view_env *env, view_table *t, const delta_add *f, char *why, size_t why_len,
+                           const sv_cancel *tok)
+{
+    why[0] = '\0';
+    if (!t->n_where_names)
+        return true; /* nothing a version changes: rows are file rows, deletion vectors are not used */
+    table_history *hist = NULL;
+    sv_error err = {0};
+    if (table_registry_history(env->tables, t->dir_ino, &hist, &err, tok) != 0) {
+        snprintf(why, why_len, "%s", err.msg);
+        return false;
+    }
+    return table_history_check(hist, f->path, f->partition_values, f->n_partition_values, binds_as_bound, t, why,
+                               why_len) == HISTORY_SAFE;
 }
 
 int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_error *err, const sv_cancel *tok)
@@ -179,6 +252,16 @@ int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_
     }
     if (rc == 0 && t->snap)
         rc = check_against_a_file(env, t, h, err, tok);
+    if (rc == 0 && t->snap && h->where && !collect_where_names(t, h))
+        rc = sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
+    if (rc == 0 && t->n_where_names) {
+        /* Walked now, so that the first read does not wait for it; a failure
+         * here is retried by each open (files are served real meanwhile). */
+        sv_error herr = {0};
+        table_history *hist;
+        if (table_registry_history(env->tables, t->dir_ino, &hist, &herr, tok) != 0)
+            log_info("table %s: %s", label, herr.msg);
+    }
     if (rc) {
         view_table_free(t);
         return rc;
@@ -279,72 +362,4 @@ bool view_table_names_for_file(const view_table *t, const sv_hint *h, const pq_f
         (*columns)[(*n_columns)++] = copy;
     }
     return true;
-}
-
-/* An absolute deletion vector path (a percent-encoded URI, as add.path) as a
- * path relative to the mount: only s3://BUCKET/KEY (or s3a://) of the
- * mounted bucket under its prefix; anything else is not readable here. */
-static int mount_path_of_uri(const plain_fs *p, const char *uri, char **out, sv_error *err)
-{
-    *out = NULL;
-    char *dec = NULL;
-    if (!uri || delta_path_decode(uri, strlen(uri), &dec, err) != 0)
-        return sv_fail(err, DV_E_DESCRIPTOR, 0, "deletion vector: a bad absolute path");
-    const char *rest = !strncmp(dec, "s3://", 5) ? dec + 5 : !strncmp(dec, "s3a://", 6) ? dec + 6 : NULL;
-    const size_t bl = p->cfg.bucket ? strlen(p->cfg.bucket) : 0, pl = strlen(p->cfg.prefix);
-    if (rest && bl && !strncmp(rest, p->cfg.bucket, bl) && rest[bl] == '/' &&
-        !strncmp(rest + bl + 1, p->cfg.prefix, pl))
-        *out = strdup(rest + bl + 1 + pl);
-    int rc = *out ? 0
-                  : sv_fail(err, DV_E_UNSUPPORTED, 0, "deletion vector at %.200s: not in the mounted bucket and prefix",
-                            dec);
-    free(dec);
-    return rc;
-}
-
-int view_table_deletion_vector(const view_env *env, const view_table *t, const delta_add *f, dv_bitmap **out,
-                               sv_error *err, const sv_cancel *tok)
-{
-    *out = NULL;
-    if (f->dv.storage_type == 'i')
-        return dv_bitmap_from_inline(&f->dv, out, err);
-    char *rel = NULL;
-    uint64_t off, len, from = t->dir_ino;
-    int rc = 0;
-    if (f->dv.storage_type == 'p') {
-        rc = mount_path_of_uri(env->plain, dv_absolute_path(&f->dv), &rel, err);
-        from = TREE_ROOT_INO;
-    } else {
-        rc = dv_relative_path(&f->dv, &rel, err);
-    }
-    if (rc == 0)
-        rc = dv_file_range(&f->dv, &off, &len, err);
-    tree_attr ta;
-    if (rc == 0 && walk(env->plain->tree, from, rel, &ta, tok) != STORE_OK)
-        rc = sv_fail(err, DV_E_DESCRIPTOR, 0, "deletion vector %s of %s: not found", rel, f->path);
-    object_ref o = {0};
-    if (rc == 0 && plain_bind_object(env->plain, ta.ino, &o) < 0)
-        rc = sv_fail(err, DV_E_DESCRIPTOR, 0, "deletion vector %s: cannot open", rel);
-    uint8_t *buf = NULL;
-    if (rc == 0 && (off >= o.size || len > o.size - off || !(buf = malloc(len + 1))))
-        rc = sv_fail(err, DV_E_CORRUPT, 0, "deletion vector %s: range %llu+%llu outside its %llu bytes, or no memory",
-                     rel, (unsigned long long)off, (unsigned long long)len, (unsigned long long)o.size);
-    if (rc == 0) {
-        /* the file's version byte, then the frame */
-        ssize_t n0 = object_read(env->plain->io, &o, 0, 1, buf, tok);
-        if (n0 != 1 || (rc = dv_file_check_version(buf[0], err)) != 0) {
-            if (rc == 0)
-                rc = sv_fail(err, DV_E_CORRUPT, 0, "deletion vector %s: read failed", rel);
-        } else if (object_read(env->plain->io, &o, off, (size_t)len, buf, tok) != (ssize_t)len) {
-            rc = sv_fail(err, DV_E_CORRUPT, 0, "deletion vector %s: read failed", rel);
-        } else {
-            rc = dv_bitmap_from_file_bytes(buf, (size_t)len, &f->dv, out, err);
-        }
-    }
-    if (rc)
-        sv_error_prefix(err, "table %s", t->path[0] ? t->path : "(mount root)");
-    free(buf);
-    object_ref_free(&o);
-    free(rel);
-    return rc;
 }

@@ -7,17 +7,20 @@
  *     (delta_partition.h): a file its partitions exclude is selected
  *     empty without any fetch, a file they include is judged on its own
  *     columns only;
- *   - a file's deletion vector removes its deleted rows from the selection
- *     before any value is fetched;
  *   - files that are not in the snapshot are served real.
- * Built once when the hint is accepted; read-only after. */
+ * A view's selection must hold for readers of every version, not only the
+ * snapshot's: deletion vectors are not used (another version may not delete
+ * those rows), and a file is sieved only while the table's history
+ * (table_history.h) shows the same partition values and the where's columns
+ * bound to the same fields in every version the file is active in.
+ * Built once when the hint is accepted; read-only after (the history has
+ * its own lock). */
 #ifndef SIEVE_VIEW_TABLE_H
 #define SIEVE_VIEW_TABLE_H
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#include "deletion_vector.h"
 #include "hint.h"
 #include "predicate.h"
 #include "table_registry.h"
@@ -30,6 +33,8 @@ typedef struct view_table {
     pred_expr *pred;       /* the hint's where with physical names (NULL: none) */
     char **columns;        /* the hint's columns, physical (n_columns as in the hint) */
     size_t n_columns;
+    char **where_names;    /* the logical columns the where names (Delta tables) */
+    size_t n_where_names;
 } view_table;
 
 /* Bind h (with h->table set) to its table: 0, or HINT_E_TABLE with err
@@ -54,10 +59,12 @@ bool view_table_names_for_file(const view_table *t, const sv_hint *h, const pq_f
                                char ***columns, size_t *n_columns);
 void view_table_free_names(pred_expr *pred, char **columns, size_t n_columns);
 
-/* The file's deletion vector, read (inline, from its file in the table's
- * directory, or at an absolute s3:// path into the mounted bucket and
- * prefix): 0, or an error (the file is then served real). */
-int view_table_deletion_vector(const view_env *env, const view_table *t, const delta_add *f, dv_bitmap **out,
-                               sv_error *err, const sv_cancel *tok);
+/* Whether the view may sieve file f (its add in the snapshot) for readers
+ * of any version the table has now: true when the where names no column, or
+ * when the table's history, walked up to the version the mount shows now,
+ * keeps f's partition values and the where's bindings in every version f is
+ * active in. false with why set otherwise (the file is then served real). */
+bool view_table_file_holds(const view_env *env, view_table *t, const delta_add *f, char *why, size_t why_len,
+                           const sv_cancel *tok);
 
 #endif
