@@ -554,13 +554,25 @@ static int dirent_cmp(const void *key, const void *elem)
     return strcmp(key, ((const tree_dirent *)elem)->name);
 }
 
-store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, const sv_cancel *tok)
+/* ensure_listed, or with stale (not NULL) a listing past its TTL as it is:
+ * *stale is set when one was. */
+static store_status listed_or_cached(tree *t, node *dir, bool *stale, const sv_cancel *tok)
+{
+    if (stale && dir->listed && !dir->listing) {
+        *stale = *stale || !listing_fresh(t, dir);
+        return STORE_OK;
+    }
+    return ensure_listed(t, dir, false, NULL, NULL, tok);
+}
+
+static store_status lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, bool *stale,
+                           const sv_cancel *tok)
 {
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
     store_status st = STORE_ERR_NOT_FOUND;
     if (d && d->is_dir) {
-        st = ensure_listed(t, d, false, NULL, NULL, tok);
+        st = listed_or_cached(t, d, stale, tok);
         if (st == STORE_OK) {
             tree_dirent *e = bsearch(name, d->children, d->n_children, sizeof *d->children, dirent_cmp);
             node *c = e ? get_node(t, e->ino) : NULL;
@@ -574,6 +586,17 @@ store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr 
     return st;
 }
 
+store_status tree_lookup(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, const sv_cancel *tok)
+{
+    return lookup(t, dir_ino, name, out, NULL, tok);
+}
+
+store_status tree_lookup_cached(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, bool *stale,
+                                const sv_cancel *tok)
+{
+    return lookup(t, dir_ino, name, out, stale, tok);
+}
+
 store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out)
 {
     pthread_mutex_lock(&t->lock);
@@ -584,13 +607,13 @@ store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out)
     return n ? STORE_OK : STORE_ERR_NOT_FOUND;
 }
 
-store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, const sv_cancel *tok)
+static store_status readdir_of(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, bool *stale, const sv_cancel *tok)
 {
     out->entries = NULL;
     out->n = 0;
     pthread_mutex_lock(&t->lock);
     node *d = get_node(t, dir_ino);
-    store_status st = d && d->is_dir ? ensure_listed(t, d, false, NULL, NULL, tok) : STORE_ERR_NOT_FOUND;
+    store_status st = d && d->is_dir ? listed_or_cached(t, d, stale, tok) : STORE_ERR_NOT_FOUND;
     if (st == STORE_OK) {
         out->entries = calloc(d->n_children ? d->n_children : 1, sizeof *out->entries);
         if (!out->entries)
@@ -607,6 +630,17 @@ store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, con
     }
     pthread_mutex_unlock(&t->lock);
     return st;
+}
+
+store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, const sv_cancel *tok)
+{
+    return readdir_of(t, dir_ino, out, NULL, tok);
+}
+
+store_status tree_readdir_cached(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, bool *stale,
+                                 const sv_cancel *tok)
+{
+    return readdir_of(t, dir_ino, out, stale, tok);
 }
 
 void tree_dir_snapshot_free(tree_dir_snapshot *s)

@@ -73,6 +73,13 @@ store_status tree_getattr(tree *t, uint64_t ino, tree_attr *out);
 /* Snapshot of a directory's children (sorted by name); free with tree_dir_snapshot_free. */
 store_status tree_readdir(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, const sv_cancel *tok);
 void tree_dir_snapshot_free(tree_dir_snapshot *s);
+/* tree_lookup and tree_readdir that take a listing past its TTL as it is
+ * (only a directory never listed is listed), setting *stale when they did:
+ * what the mount last showed, without a round trip. */
+store_status tree_lookup_cached(tree *t, uint64_t dir_ino, const char *name, tree_attr *out, bool *stale,
+                                const sv_cancel *tok);
+store_status tree_readdir_cached(tree *t, uint64_t dir_ino, tree_dir_snapshot *out, bool *stale,
+                                 const sv_cancel *tok);
 /* Take up to max stale names, oldest first (see tree_stale). */
 size_t tree_take_stale(tree *t, tree_stale *out, size_t max);
 /* Parent inode of a directory (root's parent is root). */

@@ -33,6 +33,7 @@ typedef struct {
     table_snap *snap;    /* the registry's reference; NULL until loaded */
     bool loading;        /* a load is under way: others wait for it */
     table_history *hist; /* made on first use, freed with the registry (its own lock) */
+    bool hist_refreshing; /* a background thread brings hist up to a fresh listing */
 } table_entry;
 
 struct table_registry {
@@ -196,11 +197,14 @@ void table_registry_saw(table_registry *r, uint64_t dir_ino)
 }
 
 /* The version the mount shows of this table now (lists _delta_log/, cached
- * for its TTL). */
-static int64_t current_version(table_registry *r, uint64_t dir_ino, sv_error *err, const sv_cancel *tok)
+ * for its TTL; with stale not NULL, as last listed, *stale telling whether
+ * that was past the TTL). */
+static int64_t current_version(table_registry *r, uint64_t dir_ino, bool *stale, sv_error *err,
+                               const sv_cancel *tok)
 {
     table_log_listing l;
-    if (table_log_list(r->p, dir_ino, &l, err, tok) != 0)
+    if ((stale ? table_log_list_cached(r->p, dir_ino, &l, stale, err, tok) : table_log_list(r->p, dir_ino, &l, err, tok)) !=
+        0)
         return -1;
     int64_t v = table_version_resolve(l.entries, l.n, &r->spec, err);
     table_log_listing_free(&l);
@@ -211,7 +215,7 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
                             const sv_cancel *tok)
 {
     *out = NULL;
-    const int64_t want = current_version(r, dir_ino, err, tok);
+    const int64_t want = current_version(r, dir_ino, NULL, err, tok);
     if (want < 0)
         return err && err->code ? err->code : TABLE_E_LOG;
     char *path = table_relative_path(r->p, dir_ino);
@@ -271,11 +275,72 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
     return rc;
 }
 
-int table_registry_history(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
-                           const sv_cancel *tok)
+static void *background_history(void *arg)
+{
+    load_job *j = arg;
+    table_registry *r = j->r;
+    sv_cancel tok;
+    object_io_cancel_init(r->p->io, &tok);
+    table_history *h = NULL;
+    sv_error err = {0};
+    if (table_registry_history(r, j->dir_ino, &h, &err, &tok) != 0)
+        log_info("table %llu: history: %s", (unsigned long long)j->dir_ino, err.msg);
+    pthread_mutex_lock(&r->lock);
+    bool added;
+    table_entry *e = entry_of(r, j->dir_ino, NULL, &added);
+    if (e)
+        e->hist_refreshing = false;
+    r->background_loads--;
+    pthread_cond_broadcast(&r->loaded);
+    pthread_mutex_unlock(&r->lock);
+    free(j);
+    return NULL;
+}
+
+/* A thread that runs table_registry_history on a fresh listing, unless one
+ * runs already (or the registry is closing). */
+static void refresh_in_background(table_registry *r, uint64_t dir_ino)
+{
+    pthread_mutex_lock(&r->lock);
+    bool added;
+    table_entry *e = entry_of(r, dir_ino, NULL, &added);
+    const bool start = e && !e->hist_refreshing && r->background && !r->closing;
+    if (start) {
+        e->hist_refreshing = true;
+        r->background_loads++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    if (!start)
+        return;
+    load_job *j = malloc(sizeof *j);
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (j) {
+        *j = (load_job){r, dir_ino};
+        if (pthread_create(&th, &attr, background_history, j) == 0)
+            j = NULL;
+    }
+    pthread_attr_destroy(&attr);
+    if (j) { /* no thread: undo */
+        free(j);
+        pthread_mutex_lock(&r->lock);
+        e = entry_of(r, dir_ino, NULL, &added);
+        if (e)
+            e->hist_refreshing = false;
+        r->background_loads--;
+        pthread_cond_broadcast(&r->loaded);
+        pthread_mutex_unlock(&r->lock);
+    }
+}
+
+static int history_to(table_registry *r, uint64_t dir_ino, bool cached, table_history **out, sv_error *err,
+                      const sv_cancel *tok)
 {
     *out = NULL;
-    const int64_t want = current_version(r, dir_ino, err, tok);
+    bool stale = false;
+    const int64_t want = current_version(r, dir_ino, cached ? &stale : NULL, err, tok);
     if (want < 0)
         return err && err->code ? err->code : TABLE_E_LOG;
     char *path = table_relative_path(r->p, dir_ino);
@@ -293,7 +358,21 @@ int table_registry_history(table_registry *r, uint64_t dir_ino, table_history **
     int rc = table_history_extend(h, r->p, dir_ino, want, err, tok);
     if (rc == 0)
         *out = h;
+    if (stale)
+        refresh_in_background(r, dir_ino);
     return rc;
+}
+
+int table_registry_history(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
+                           const sv_cancel *tok)
+{
+    return history_to(r, dir_ino, false, out, err, tok);
+}
+
+int table_registry_history_now(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
+                               const sv_cancel *tok)
+{
+    return history_to(r, dir_ino, true, out, err, tok);
 }
 
 int table_registry_list(table_registry *r, table_list *out)

@@ -46,6 +46,13 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
  * set (it lives as long as the registry), or TABLE_E_* with err. */
 int table_registry_history(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
                            const sv_cancel *tok);
+/* The same up to the version of the _delta_log/ listing the mount last
+ * showed, without waiting for a new listing when it is past its TTL: every
+ * reader of this mount learnt its version from that listing. A listing past
+ * its TTL is refreshed in the background (and the history with it), for
+ * readers told of versions by something else than this mount. */
+int table_registry_history_now(table_registry *r, uint64_t dir_ino, table_history **out, sv_error *err,
+                               const sv_cancel *tok);
 
 /* The tables seen: their directory inodes and paths relative to the mount
  * ("" for the mount's root), copied into arrays the caller frees

@@ -25,17 +25,20 @@ static int io_fail(sv_error *err, store_status st, const sv_cancel *tok, const c
                    strerror(-e));
 }
 
-int table_log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, sv_error *err, const sv_cancel *tok)
+static int log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, bool *stale, sv_error *err,
+                    const sv_cancel *tok)
 {
     memset(out, 0, sizeof *out);
     tree_attr ta;
-    store_status st = tree_lookup(p->tree, table_dir, "_delta_log", &ta, tok);
+    store_status st = stale ? tree_lookup_cached(p->tree, table_dir, "_delta_log", &ta, stale, tok)
+                            : tree_lookup(p->tree, table_dir, "_delta_log", &ta, tok);
     if (st != STORE_OK || !ta.is_dir)
         return st == STORE_OK ? sv_fail(err, TABLE_E_NOT_A_TABLE, 0, "_delta_log is not a directory")
                               : io_fail(err, st, tok, "_delta_log");
     out->log_dir = ta.ino;
     tree_dir_snapshot snap = {0};
-    if ((st = tree_readdir(p->tree, ta.ino, &snap, tok)) != STORE_OK)
+    st = stale ? tree_readdir_cached(p->tree, ta.ino, &snap, stale, tok) : tree_readdir(p->tree, ta.ino, &snap, tok);
+    if (st != STORE_OK)
         return io_fail(err, st, tok, "listing _delta_log");
     out->entries = calloc(snap.n ? snap.n : 1, sizeof *out->entries);
     out->inos = calloc(snap.n ? snap.n : 1, sizeof *out->inos);
@@ -58,6 +61,18 @@ int table_log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, sv_e
     if (rc)
         table_log_listing_free(out);
     return rc;
+}
+
+int table_log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, sv_error *err, const sv_cancel *tok)
+{
+    return log_list(p, table_dir, out, NULL, err, tok);
+}
+
+int table_log_list_cached(plain_fs *p, uint64_t table_dir, table_log_listing *out, bool *stale, sv_error *err,
+                          const sv_cancel *tok)
+{
+    *stale = false;
+    return log_list(p, table_dir, out, stale, err, tok);
 }
 
 int table_log_read(plain_fs *p, uint64_t ino, const char *name, uint8_t **buf, size_t *len, sv_error *err,

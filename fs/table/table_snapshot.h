@@ -49,6 +49,10 @@ typedef struct {
 } table_log_listing;
 
 int table_log_list(plain_fs *p, uint64_t table_dir, table_log_listing *out, sv_error *err, const sv_cancel *tok);
+/* The same from the listings the mount last showed, past their TTL or not
+ * (*stale then true): no round trip unless never listed. */
+int table_log_list_cached(plain_fs *p, uint64_t table_dir, table_log_listing *out, bool *stale, sv_error *err,
+                          const sv_cancel *tok);
 
 /* The whole log file of inode ino (name says which in messages), malloc'd
  * into *buf: 0, or TABLE_E_* with err. Read through the block cache. */

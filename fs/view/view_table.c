@@ -198,7 +198,7 @@ bool view_table_file_holds(const view_env *env, view_table *t, const delta_add *
         return true; /* nothing a version changes: rows are file rows, deletion vectors are not used */
     table_history *hist = NULL;
     sv_error err = {0};
-    if (table_registry_history(env->tables, t->dir_ino, &hist, &err, tok) != 0) {
+    if (table_registry_history_now(env->tables, t->dir_ino, &hist, &err, tok) != 0) {
         snprintf(why, why_len, "%s", err.msg);
         return false;
     }

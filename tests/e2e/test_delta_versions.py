@@ -113,6 +113,7 @@ def test_a_restore_that_re_adds_files_without_their_deletion_vectors(driver, s3,
     assert not r.mismatches, report([r])
 
 
+@pytest.mark.asan  # demotion and the kernel's cached pages under ASan and TSan
 @pytest.mark.timeout(900)
 def test_a_column_renamed_or_re_added_after_the_hint(driver, s3, bucket, mount, tmp_path):
     """k's and r's names move to other columns (swaps with s and x), then k
