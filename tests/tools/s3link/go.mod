@@ -1,0 +1,3 @@
+module sievefs/s3link
+
+go 1.19
