@@ -20,6 +20,8 @@ typedef struct {
     atomic_uint_fast64_t prefetch_bytes;   /* bytes requested ahead of the reader */
     atomic_uint_fast64_t cache_evictions;
     atomic_uint_fast64_t retries;
+    atomic_uint_fast64_t stalls;           /* attempts a deadline cut off (also in retries when retried) */
+    atomic_uint_fast64_t retry_quota_waits; /* retries that waited for the retry quota (retry_quota.h) */
     atomic_uint_fast64_t errors;           /* requests that failed for good, EIO replies */
     atomic_uint_fast64_t warmup_requests;  /* GETs the warmup sent (also in s3_requests) */
     atomic_uint_fast64_t warmup_bytes;     /* bytes they delivered (also in s3_bytes_fetched) */

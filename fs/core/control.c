@@ -38,6 +38,8 @@ char *control_render_stats(const plain_fs *p, size_t *len)
     if (o) {
         json_object_set_new(o, "warmup_requests", json_integer((json_int_t)STAT_GET(st, warmup_requests)));
         json_object_set_new(o, "warmup_bytes", json_integer((json_int_t)STAT_GET(st, warmup_bytes)));
+        json_object_set_new(o, "stalls", json_integer((json_int_t)STAT_GET(st, stalls)));
+        json_object_set_new(o, "retry_quota_waits", json_integer((json_int_t)STAT_GET(st, retry_quota_waits)));
         json_object_set_new(o, "requests_cancelled",
                             json_integer((json_int_t)STAT_GET(st, requests_cancelled)));
         json_object_set_new(o, "page_maps_walked", json_integer((json_int_t)STAT_GET(st, page_maps_walked)));

@@ -33,8 +33,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "load_meter.h"
 #include "log.h"
 #include "request_queue.h"
+#include "retry_quota.h"
 #include "s3_request.h"
 
 #define DEFAULT_IN_FLIGHT 32u
@@ -50,6 +52,11 @@
 #define SWEEPS_PER_DEADLINE 8
 #define SWEEP_MIN_MS 10
 #define SWEEP_MAX_MS 250
+/* The most a first-byte deadline waits for the work ahead of an attempt
+ * (load_meter.h); a reader's --read-timeout bounds its read anyway. */
+#define LOAD_WAIT_CAP_MS 30000u
+/* How often a retry waiting for the quota looks again (successes refill it). */
+#define QUOTA_POLL_MS 50
 
 struct s3_client {
     object_store store; /* first: the object-store interface */
@@ -82,6 +89,13 @@ struct s3_client {
     int64_t curl_due_ns;            /* when curl's timer fires, -1 = none */
     int64_t next_sweep_ns;
     uint64_t rng;
+    retry_quota quota;
+    load_meter meter;
+    uint64_t answered_ended, body_bytes_ended; /* of attempts no longer active */
+    /* The work ahead of an attempt that starts now: as of the last sweep,
+     * plus what started since. */
+    uint64_t ahead_requests_swept, ahead_bytes_swept;
+    uint64_t started_since_sweep, started_bytes_since_sweep;
 
     s3_endpoint ep; /* read-only after creation */
     s3_client_config cfg;
@@ -232,6 +246,8 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff
 {
     curl_multi_remove_handle(c->multi, r->easy);
     active_unlink(c, r);
+    c->answered_ended += r->got_headers;
+    c->body_bytes_ended += r->body_bytes;
     if (!cut)
         curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
     if (c->stats && r->kind == REQ_GET)
@@ -245,6 +261,8 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff
     r->errmsg[0] = 0;
     if (cut) {
         outcome = ATTEMPT_STALLED;
+        if (c->stats)
+            STAT_ADD(c->stats, stalls, 1);
         if (r->got_headers)
             snprintf(r->errmsg, sizeof r->errmsg, "%s: %s (%" PRIu64 " of %" PRIu64
                      " bytes after %u ms)", r->key, cut->what, r->received, r->length, cut->ms);
@@ -270,6 +288,7 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff
     }
 
     if (outcome == ATTEMPT_OK) {
+        retry_quota_success(&c->quota, r->retry_paid);
         finish(c, r, STORE_OK);
         return;
     }
@@ -300,6 +319,8 @@ static void attempt_ended(s3_client *c, s3_request *r, CURLcode rc, const cutoff
         finish(c, r, shutting ? STORE_ERR_SHUTDOWN : st);
         return;
     }
+    r->retry_cost = retry_quota_cost(outcome);
+    r->result = st; /* what the request fails with if its retry never goes out */
     schedule_retry(c, r, wait, d == RETRY_FRESH);
 }
 
@@ -366,6 +387,11 @@ static void start_attempt(s3_client *c, s3_request *r)
         r->first_attempt_ns = r->started_ns;
     r->window_start_ns = 0;
     r->window_start_bytes = 0;
+    r->ahead_requests = c->ahead_requests_swept + c->started_since_sweep;
+    r->ahead_bytes = c->ahead_bytes_swept + c->started_bytes_since_sweep;
+    c->started_since_sweep++;
+    if (r->kind == REQ_GET)
+        c->started_bytes_since_sweep += r->length;
     r->prev = NULL;
     r->next = c->active;
     if (c->active)
@@ -434,12 +460,34 @@ static void admit(s3_client *c, int64_t now)
     apply_limit(c, limit);
     for (s3_request **pp = &c->retrying; *pp && may_connect(c);) {
         s3_request *r = *pp;
+        if (r->due_ns <= now && !sv_cancel_check(r->cancel) && !retry_quota_take(&c->quota, r->retry_cost)) {
+            /* The quota is short: wait for successes to refill it, within
+             * the retry budget. */
+            const uint64_t elapsed_ms = (uint64_t)(now - r->first_attempt_ns) / 1000000;
+            if (!retry_within_budget(&c->cfg.retry, elapsed_ms, QUOTA_POLL_MS)) {
+                *pp = r->next;
+                r->next = NULL;
+                c->n_retrying--;
+                log_info("giving up after %u attempt(s) in %" PRIu64 " ms (retry quota empty): %s", r->attempt,
+                         elapsed_ms, r->errmsg);
+                finish(c, r, r->result);
+                continue;
+            }
+            if (!r->quota_waited && c->stats)
+                STAT_ADD(c->stats, retry_quota_waits, 1);
+            r->quota_waited = true;
+            r->due_ns = now + (int64_t)QUOTA_POLL_MS * 1000000;
+            pp = &r->next;
+            continue;
+        }
         if (r->due_ns <= now || sv_cancel_check(r->cancel)) {
             *pp = r->next;
             r->next = NULL;
             c->n_retrying--;
-            if (!drop_if_cancelled(c, r))
+            if (!drop_if_cancelled(c, r)) {
+                r->retry_paid += r->retry_cost;
                 start_attempt(c, r);
+            }
         } else {
             pp = &r->next;
         }
@@ -474,8 +522,27 @@ static void admit(s3_client *c, int64_t now)
 
 /* Deadlines of the attempts in flight: first byte, then body progress and,
  * for a GET, the whole body. */
+/* The client's totals into its load meter, and the work a new attempt
+ * would find ahead of it. */
+static void measure_load(s3_client *c, int64_t now)
+{
+    uint64_t answered = c->answered_ended, bytes = c->body_bytes_ended, awaiting = 0, to_come = 0;
+    for (const s3_request *r = c->active; r; r = r->next) {
+        answered += r->got_headers;
+        bytes += r->body_bytes;
+        awaiting += !r->got_headers;
+        if (r->kind == REQ_GET && r->length > r->received)
+            to_come += r->length - r->received;
+    }
+    load_meter_sample(&c->meter, now, answered, bytes);
+    c->ahead_requests_swept = awaiting;
+    c->ahead_bytes_swept = to_come;
+    c->started_since_sweep = c->started_bytes_since_sweep = 0;
+}
+
 static void sweep_deadlines(s3_client *c, int64_t now)
 {
+    measure_load(c, now);
     int64_t first_byte_ns = (int64_t)atomic_load(&c->first_byte_ms) * 1000000;
     unsigned window_ms = atomic_load(&c->progress_window_ms);
     int64_t window_ns = (int64_t)window_ms * 1000000;
@@ -493,8 +560,13 @@ static void sweep_deadlines(s3_client *c, int64_t now)
             continue;
         }
         if (!r->got_headers) {
-            if (now - r->started_ns > first_byte_ns) {
-                cutoff cut = {"no response", (unsigned)(first_byte_ns / 1000000)};
+            /* Late is not stalled while the requests and bytes that were
+             * ahead of it, at the rates the client sees now, explain it. */
+            const int64_t ahead_ns =
+                (int64_t)load_meter_wait_ms(&c->meter, r->ahead_requests, r->ahead_bytes, LOAD_WAIT_CAP_MS) *
+                1000000;
+            if (now - r->started_ns > first_byte_ns + ahead_ns) {
+                cutoff cut = {"no response", (unsigned)((first_byte_ns + ahead_ns) / 1000000)};
                 attempt_ended(c, r, CURLE_OK, &cut);
             }
             continue;
@@ -998,6 +1070,8 @@ store_status s3_client_create(const s3_client_config *cfg, s3_client **out, sv_e
         c->cfg.body_slack_ms = DEFAULT_BODY_SLACK_MS;
     atomic_init(&c->in_flight_limit, c->cfg.max_connections);
     atomic_init(&c->first_byte_ms, c->cfg.stall_timeout_ms);
+    retry_quota_init(&c->quota);
+    load_meter_init(&c->meter);
     atomic_init(&c->progress_window_ms, c->cfg.progress_window_ms);
     atomic_init(&c->min_body_rate, c->cfg.min_body_rate);
     atomic_init(&c->body_slack_ms, c->cfg.body_slack_ms);

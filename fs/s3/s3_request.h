@@ -76,6 +76,13 @@ typedef struct s3_request {
     int64_t window_start_ns;   /* progress deadline: the current window */
     uint64_t window_start_bytes;
     int64_t due_ns;
+    /* What was ahead of this attempt in the client when it went out:
+     * requests awaiting their first byte and body bytes still to come
+     * (load_meter.h: its first-byte deadline counts them). */
+    uint64_t ahead_requests, ahead_bytes;
+    uint32_t retry_cost;      /* the quota tokens its next retry takes (retry_quota.h) */
+    uint32_t retry_paid;      /* tokens its retries took, returned when it succeeds */
+    bool quota_waited;        /* its retry has waited for the quota (counted once) */
     long status;
     char resp_etag[S3_ETAG_MAX + 1];
     char content_range[128];
