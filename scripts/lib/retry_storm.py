@@ -8,6 +8,13 @@ sievefs's own counters (retries, stalls, waits for the retry quota, errors).
 
     scripts/bench-retries [--file F] [--get-rate 300] [--profile wan] [--pairs 3]
                           [--bin A --bin B ...]     # several binaries: each gets both runs
+    scripts/bench-retries --probe-bin build/store_probe [--probe-bin OLD/store_probe] \
+                          [--workers 4 --service-ms 20] [-k 512] [-n 3000] [--stall-timeout 2200]
+
+The second form drives the S3 client alone (tests/tools/store_probe: N
+ranged GETs of 4 KiB, K in flight) against the same server: a server slower
+than the load (--workers/--service-ms: FIFO service) or a request cap
+(--get-rate) show whether the client's deadlines and retries add load.
 
 Not a test: it prints markdown. Results are checked against DuckDB reading
 the local file; a run whose answer differs (or that fails) is reported as such.
@@ -109,6 +116,37 @@ def one_run(binary: str, srv, bucket: str, key: str, pred: str, retries: bool, w
     return res
 
 
+def probe_runs(a, srv, bucket: str, key: str, size: int) -> None:
+    env = s3env.clean_env()
+    env.update(srv.creds.env())
+    rows = {}
+    for pair in range(a.pairs):
+        order = list(a.probe_bin) if pair % 2 == 0 else list(reversed(a.probe_bin))
+        for b in order:
+            srv.reset_stats()
+            r = subprocess.run([b, "--client", "sievefs", "--endpoint", srv.endpoint, "--bucket", bucket, "--key", key,
+                                "--size", str(size), "-n", str(a.n), "-k", str(a.k), "--range", "4096",
+                                "--stall-timeout", str(a.stall_timeout)], capture_output=True, text=True, env=env,
+                               timeout=a.timeout)
+            out = json.loads(r.stdout) if r.stdout.strip() else {"error": r.stderr.strip()[-200:]}
+            st = srv.stats()
+            out.update(wire=st["bytes_sent_body"], server_gets=st["requests"].get("get", 0),
+                       slowdown=st["slowdown_503"])
+            rows.setdefault(b, []).append(out)
+            print(f"pair {pair + 1} {b}: {out}", file=sys.stderr, flush=True)
+    print(f"# The S3 client under load: s3link `{a.profile}`, {a.get_rate:g} GETs/s per prefix"
+          f"{f', a server of {a.workers or 1} worker(s) taking {a.service_ms:g} ms a request' if a.service_ms else ''}\n")
+    print(f"`store_probe`: {a.n} ranged GETs of 4 KiB, {a.k} in flight, first-byte deadline {a.stall_timeout} ms "
+          f"(as the warmup sets on a quiet link); {a.pairs} alternating runs, medians.\n")
+    print("| client | seconds | GETs the server saw (for %d) | 503s | retries | failed GETs | wire ÷ needed |" % a.n)
+    print("|---|---|---|---|---|---|---|")
+    for b, rs in rows.items():
+        med = lambda f: statistics.median(f(r) for r in rs)  # noqa: E731
+        print(f"| `{b}` | {med(lambda r: r.get('seconds', float('nan'))):.1f} | {med(lambda r: r['server_gets']):.0f} | "
+              f"{med(lambda r: r['slowdown']):.0f} | {med(lambda r: r.get('retries', 0)):.0f} | "
+              f"{med(lambda r: r.get('errors', 0)):.0f} | {med(lambda r: r['wire']) / (a.n * 4096):.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--file", type=Path, default=DEFAULT_FILE, help="a wide Parquet file (default: the bench's "
@@ -116,7 +154,9 @@ def main() -> None:
     ap.add_argument("--pred", default="l_quantity >= 0", help="DuckDB WHERE (default: every row, a full scan)")
     ap.add_argument("--profile", default="wan")
     ap.add_argument("--mbit", type=float, default=None, help="override the profile's bandwidth")
-    ap.add_argument("--get-rate", type=float, default=300.0, help="s3link's GETs/s per prefix (503 past it)")
+    ap.add_argument("--get-rate", type=float, default=300.0, help="s3link's GETs/s per prefix (503 past it; 0: none)")
+    ap.add_argument("--workers", type=int, default=0, help="s3link --workers: a slow server (with --service-ms)")
+    ap.add_argument("--service-ms", type=float, default=0.0, help="s3link --service-ms: each request's service time")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--bin", action="append", help="sievefs binaries (default build/sievefs)")
     ap.add_argument("--warmup", default="automatic", help="sievefs --warmup (automatic: as users mount)")
@@ -124,22 +164,28 @@ def main() -> None:
     ap.add_argument("--view", action="store_true", help="read through a view of a hint with the same predicate "
                     "(many small GETs) instead of the plain path")
     ap.add_argument("--sievefs-args", default="", help="extra sievefs mount arguments, e.g. '--request-cost 0'")
+    ap.add_argument("--probe-bin", action="append", help="store_probe binaries: drive the S3 client alone")
+    ap.add_argument("-k", type=int, default=512, help="--probe-bin: GETs in flight")
+    ap.add_argument("-n", type=int, default=3000, help="--probe-bin: GETs")
+    ap.add_argument("--stall-timeout", type=int, default=2200, help="--probe-bin: first-byte deadline (ms)")
     a = ap.parse_args()
     if not a.file.exists():
         raise SystemExit(f"{a.file} not found: run scripts/bench --quick once, or give --file")
     binaries = a.bin or [str(REPO / "build" / "sievefs")]
-    import duckdb
-    want = run_query(a.file, a.pred, a.timeout)["row"]
+    want = None if a.probe_bin else run_query(a.file, a.pred, a.timeout)["row"]
     work = Path(tempfile.mkdtemp(prefix="bench-retries-"))
     root = work / "root"
     bucket, key = "retries", f"t/{a.file.name}"
     (root / bucket / "t").mkdir(parents=True)
     os.link(a.file, root / bucket / key) if os.stat(a.file).st_dev == os.stat(root).st_dev else \
         shutil.copy(a.file, root / bucket / key)
+    extra = [f"--workers={a.workers}", f"--service-ms={a.service_ms}"] if a.service_ms else []
     srv = s3servers.S3Link(root=root, log_path=work / "s3link.log", profile=a.profile, mbit=a.mbit,
-                           get_rate=a.get_rate).start()
-    rows = []
+                           get_rate=a.get_rate, extra_args=extra).start()
     try:
+        if a.probe_bin:
+            probe_runs(a, srv, bucket, key, a.file.stat().st_size)
+            return
         runs: dict = {}
         for pair in range(a.pairs):
             order = [(b, r) for b in binaries for r in (True, False)]
@@ -157,7 +203,8 @@ def main() -> None:
                       file=sys.stderr, flush=True)
         size = a.file.stat().st_size
         print(f"# Retries in the slow world: s3link `{a.profile}`"
-              f"{f' at {a.mbit:g} Mbit/s' if a.mbit else ''}, {a.get_rate:g} GETs/s per prefix\n")
+              f"{f' at {a.mbit:g} Mbit/s' if a.mbit else ''}, {a.get_rate:g} GETs/s per prefix"
+              f"{f', a server of {a.workers or 1} worker(s) taking {a.service_ms:g} ms a request' if a.service_ms else ''}\n")
         print(f"DuckDB, `count(*)` and 70 sums `WHERE {a.pred}` over `{a.file.name}` ({size / 1e6:.1f} MB) through "
               f"{'a view of a hint with that predicate' if a.view else 'the plain path'}"
               f"{f' (mount arguments `{a.sievefs_args}`)' if a.sievefs_args else ''}; {a.pairs} alternating runs "

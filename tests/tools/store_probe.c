@@ -6,11 +6,13 @@
  *   store_probe --client sievefs|curl --endpoint URL --bucket B --key K
  *               --size OBJECT_BYTES [--etag ETAG] [-n N] [-k K] [--range BYTES]
  *               [--seed S] [--connects C] [--submit thread|callback]
+ *               [--stall-timeout MS]
  *
  * Credentials: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY (region us-east-1,
  * or AWS_REGION). Prints one JSON line:
  *   {"client":"sievefs","n":1000,"k":64,"seconds":1.23,"rps":813.0,"errors":0,
- *    "cpu_us_per_req":41.2}
+ *    "cpu_us_per_req":41.2,"attempts":1000,"retries":0}
+ * (attempts and retries: sievefs's counters; the reference has none.)
  * cpu_us_per_req is the process's user + system CPU time over the run (both
  * clients' set-up and tear-down included) per request: what the client
  * costs, independent of how loaded the machine is.
@@ -49,10 +51,12 @@
 #define PROBE_MAX_K 4096
 #define PROBE_WAIT_MS 120000 /* a run that makes no progress for this long is abandoned */
 
+static sv_stats probe_stats; /* the sievefs client's counters */
+
 typedef struct {
     const char *client, *endpoint, *bucket, *key, *etag, *region;
     uint64_t size, range;
-    unsigned n, k, connects;
+    unsigned n, k, connects, stall_ms;
     uint64_t seed;
     bool chain; /* --submit callback */
 } probe_opts;
@@ -190,8 +194,9 @@ static int run_sievefs(const probe_opts *o, double *seconds, unsigned *errors)
         .max_connections = o->k,
         .max_connecting = o->connects,
         .connect_timeout_ms = 3000,
-        .stall_timeout_ms = 10000,
+        .stall_timeout_ms = o->stall_ms ? o->stall_ms : 10000,
         .retry = RETRY_POLICY_DEFAULT,
+        .stats = &probe_stats,
     };
     s3_client *c = NULL;
     sv_error err = {0};
@@ -423,7 +428,7 @@ static void usage(void)
 {
     fprintf(stderr, "usage: store_probe --client sievefs|curl --endpoint URL --bucket B --key K "
                     "--size BYTES [--etag E] [-n N] [-k K] [--range BYTES] [--seed S] "
-                    "[--connects C] [--submit thread|callback]\n");
+                    "[--connects C] [--submit thread|callback] [--stall-timeout MS]\n");
 }
 
 int main(int argc, char **argv)
@@ -461,6 +466,8 @@ int main(int argc, char **argv)
             o.seed = strtoull(v, NULL, 10);
         else if (!strcmp(a, "--connects"))
             o.connects = (unsigned)strtoul(v, NULL, 10);
+        else if (!strcmp(a, "--stall-timeout"))
+            o.stall_ms = (unsigned)strtoul(v, NULL, 10);
         else if (!strcmp(a, "--submit") && (!strcmp(v, "thread") || !strcmp(v, "callback")))
             o.chain = !strcmp(v, "callback");
         else {
@@ -490,7 +497,8 @@ int main(int argc, char **argv)
         return rc;
     double cpu = cpu_s() - cpu0;
     printf("{\"client\":\"%s\",\"n\":%u,\"k\":%u,\"seconds\":%.4f,\"rps\":%.1f,\"errors\":%u,"
-           "\"cpu_us_per_req\":%.1f}\n",
-           o.client, o.n, o.k, seconds, seconds > 0 ? o.n / seconds : 0.0, errors, cpu * 1e6 / o.n);
+           "\"cpu_us_per_req\":%.1f,\"attempts\":%" PRIu64 ",\"retries\":%" PRIu64 "}\n",
+           o.client, o.n, o.k, seconds, seconds > 0 ? o.n / seconds : 0.0, errors, cpu * 1e6 / o.n,
+           STAT_GET(&probe_stats, s3_requests), STAT_GET(&probe_stats, retries));
     return errors ? 1 : 0;
 }

@@ -105,6 +105,7 @@ func (c *linkConn) beginRequest() {
 			nb = t
 		}
 	}
+	nb = e.serve(nb)
 	e.mu.Lock()
 	c.oneway = ow
 	c.notBefore = nb

@@ -59,11 +59,16 @@ type linkConfig struct {
 	Quantum int
 	TLS     bool
 	Seed    int64
+	// A server slower than S3 (a small self-hosted store, or S3 in a
+	// throttling burst that queues): Workers requests are served at once,
+	// each taking Service, the rest wait in FIFO order. 0: no such limit.
+	Workers int
+	Service time.Duration
 }
 
 // passThrough: nothing to emulate (lan): connections bypass the emulator.
 func (c linkConfig) passThrough() bool {
-	return c.RTT == 0 && c.Jitter == 0 && c.DownBps == 0 && c.UpBps == 0
+	return c.RTT == 0 && c.Jitter == 0 && c.DownBps == 0 && c.UpBps == 0 && c.Service == 0
 }
 
 type chunk struct {
@@ -162,6 +167,9 @@ type emulator struct {
 	upMu   sync.Mutex
 	upBusy int64
 
+	svcMu      sync.Mutex
+	workerFree []int64 // when each of cfg.Workers is free (ns), when Service > 0
+
 	// Timing accuracy of handled events (under mu): handled minus due.
 	errSum, errCount, errMax, errMin int64
 
@@ -174,6 +182,13 @@ func newEmulator(cfg linkConfig, st *stats) *emulator {
 	}
 	e := &emulator{cfg: cfg, st: st, rng: rand.New(rand.NewSource(cfg.Seed)),
 		planned: math.MaxInt64, window: initialWindow, kick: make(chan struct{}, 1)}
+	if cfg.Service > 0 {
+		w := cfg.Workers
+		if w <= 0 {
+			w = 1
+		}
+		e.workerFree = make([]int64, w)
+	}
 	if cfg.DownBps > 0 {
 		e.nsPerByte = 1e9 / cfg.DownBps
 	}
@@ -211,6 +226,30 @@ func (e *emulator) putChunk(ck *chunk) {
 }
 
 // drawOneway: this request's RTT (drawn uniformly within the jitter), halved.
+// serve: a request that reaches the server at t is answered when a worker
+// has spent Service on it, after the requests that reached it before (FIFO
+// over the earliest free worker); without a service time, at t.
+func (e *emulator) serve(t int64) int64 {
+	if e.cfg.Service <= 0 {
+		return t
+	}
+	e.svcMu.Lock()
+	best := 0
+	for i, f := range e.workerFree {
+		if f < e.workerFree[best] {
+			best = i
+		}
+	}
+	start := e.workerFree[best]
+	if start < t {
+		start = t
+	}
+	end := start + int64(e.cfg.Service)
+	e.workerFree[best] = end
+	e.svcMu.Unlock()
+	return end
+}
+
 func (e *emulator) drawOneway() int64 {
 	rtt := int64(e.cfg.RTT)
 	if j := int64(e.cfg.Jitter); j > 0 {

@@ -46,6 +46,8 @@ func main() {
 	seed := flag.Int64("seed", 1, "seed of the jitter draws")
 	quantum := flag.Int("quantum", 16<<10, "bytes a response sends per turn on the shared link")
 	getRate := flag.Float64("get-rate", 5500, "GET/HEAD requests per second per prefix (0 = no limit)")
+	workers := flag.Int("workers", 0, "with --service-ms: requests the server serves at once (default 1)")
+	serviceMs := flag.Float64("service-ms", 0, "a slow server: each request takes this long on one of --workers, the rest wait in FIFO order (0: none)")
 	putRate := flag.Float64("put-rate", 3500, "PUT/LIST/DELETE requests per second per prefix (0 = no limit)")
 	useTLS := flag.Bool("tls", false, "serve HTTPS (HTTP/1.1) with a self-signed certificate generated at start")
 	certOut := flag.String("cert-out", "", "with --tls: write the certificate (PEM) here")
@@ -76,7 +78,7 @@ func main() {
 	if *upMbit >= 0 {
 		up = *upMbit
 	}
-	if p.rttMs < 0 || p.jitterMs < 0 || p.mbit < 0 || p.jitterMs > p.rttMs || *quantum < 512 {
+	if p.rttMs < 0 || p.jitterMs < 0 || p.mbit < 0 || p.jitterMs > p.rttMs || *quantum < 512 || *serviceMs < 0 || *workers < 0 {
 		fmt.Fprintln(os.Stderr, "s3link: bad link parameters (negative, jitter above the RTT, or quantum < 512)")
 		os.Exit(2)
 	}
@@ -106,6 +108,8 @@ func main() {
 		Quantum: *quantum,
 		TLS:     *useTLS,
 		Seed:    *seed,
+		Workers: *workers,
+		Service: time.Duration(*serviceMs * float64(time.Millisecond)),
 	}
 	st := newStats()
 	srv := &server{st: newStore(absRoot), stats: st, region: *region, hostID: []string{hostID()}}
@@ -115,7 +119,8 @@ func main() {
 		srv.em = newEmulator(cfg, st)
 	}
 	srv.link = map[string]interface{}{"profile": *prof, "rtt_ms": p.rttMs, "jitter_ms": p.jitterMs,
-		"down_mbit": p.mbit, "up_mbit": up, "tls": *useTLS, "quantum": *quantum, "pass_through": cfg.passThrough()}
+		"down_mbit": p.mbit, "up_mbit": up, "tls": *useTLS, "quantum": *quantum, "pass_through": cfg.passThrough(),
+		"workers": *workers, "service_ms": *serviceMs}
 
 	var tlsConf *tls.Config
 	if *useTLS {
