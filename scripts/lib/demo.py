@@ -1,8 +1,10 @@
 """scripts/demo: what sievefs is for, on one machine.
 
-A local S3 server (moto, SigV4 enforced) holds a Delta table of taxi trips.
-sievefs mounts it, and one selective DuckDB query (the trips of one vehicle)
-runs twice:
+A local S3 endpoint (tests/tools/s3link: S3's API over a directory, behind a
+slow emulated link, 100 ms round trips and 100 Mbit/s, as a remote region
+over a modest line would be) holds a Delta table of taxi trips. sievefs
+mounts it, measures the link (its warmup, as a user's mount does), and one
+selective DuckDB query (the trips of one vehicle) runs twice:
 
   1. through the plain path, MOUNT/trips/, which serves the objects' real bytes;
   2. through a view, after `sievefs hint MOUNT NAME --where 'vehicle_id = ...'`:
@@ -17,8 +19,9 @@ its own counters, MOUNT/.sieve/hints/NAME.stats).
 
 Self-checking: exits 1 when a result differs, when the view did not fetch
 fewer bytes than the plain path, or when it served no page partially or
-synthesized; 0 otherwise. Run through scripts/demo (it prepares .venv and the
-build); SIEVEFS_BIN picks another binary.
+synthesized; 0 otherwise. Whether the view was also faster is printed, with
+why (times are measured, not asserted). Run through scripts/demo (it
+prepares .venv, the build and s3link); SIEVEFS_BIN picks another binary.
 
 The table is written with the `deltalake` package (3 appends and a delete, so
 the _delta_log matters: the delete rewrites a file and the old one stays in
@@ -48,7 +51,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests" / "e2e"))
+sys.path.insert(0, str(REPO / "scripts" / "lib"))
 import s3env  # noqa: E402
+import s3servers  # noqa: E402
 
 BIN = os.environ.get("SIEVEFS_BIN", str(REPO / "build" / "sievefs"))
 BUCKET = "sievefs-demo"
@@ -63,14 +68,14 @@ HINT_NAME = f"vehicle-{VEHICLE}"
 WHERE = f"vehicle_id = {VEHICLE}"
 PAYLOAD = ["pickup_at", "dropoff_at", "distance_km", "fare_eur", "tip_eur"]
 
-# A view prices its plans with the mount's measured connection profile
-# (docs/cost_model.md). On loopback the profile rightly finds that a request
-# costs more than the bytes it saves, so a view there reads pages whole. The
-# demo shows what a view does where requests are cheap against bytes, so it
-# overrides the model: --request-cost 0 counts bytes only (as scripts/bench-views
-# does on loopback), and --warmup none keeps the (then unused) link measurement
-# out of the counters it compares.
-REQUEST_COST = "0"
+# The emulated link: a view pays where bytes cost time, and here they do.
+LINK_RTT_MS = 100
+LINK_MBIT = 100
+# Each mount measures the link first (a view prices its plans with that
+# profile, docs/cost_model.md): a short warmup, waited for before the query.
+WARMUP = "network=3s"
+# --request-cost for experiments (overrides the profile); None: the profile decides.
+REQUEST_COST = None
 
 QUERY = f"""
 SELECT strftime(pickup_at, '%Y-%m') AS month, count(*) AS trips,
@@ -207,21 +212,47 @@ def stats(mp: Path) -> dict:
 
 
 @contextmanager
-def mounted(moto, mp: Path):
+def mounted(srv, mp: Path):
     mp.mkdir()
-    env = s3env.clean_env(extra=moto.creds.env())
-    argv = [BIN, "mount", f"s3://{BUCKET}/{PREFIX}", str(mp), "--endpoint", moto.endpoint,
-            "--request-cost", REQUEST_COST, "--warmup", "none"]
+    env = s3env.clean_env(extra=srv.creds.env())
+    argv = [BIN, "mount", f"s3://{BUCKET}/{PREFIX}", str(mp), "--endpoint", srv.endpoint, "--warmup", WARMUP]
+    if REQUEST_COST is not None:
+        argv += ["--request-cost", REQUEST_COST]
     print("$ " + " ".join([shown(BIN)] + argv[1:]))
-    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     if r.returncode != 0:
         raise SystemExit(f"mount failed ({r.returncode}): {r.stderr.strip()}")
     try:
+        prof = wait_for_profile(mp)
+        print(f"  the mount measured the link: {prof}")
         yield mp
     finally:
         notes = s3env.unmount(mp, s3env.procs_matching(BIN, str(mp)))
         if notes:
             print(f"(unmount: {'; '.join(notes)})")
+
+
+def wait_for_profile(mp: Path, timeout: float = 30.0) -> str:
+    """Wait for the mount's warmup (MOUNT/.sieve/profile); a line saying what it measured."""
+    deadline = time.monotonic() + timeout
+    doc = {}
+    while time.monotonic() < deadline:
+        doc = json.loads((mp / ".sieve" / "profile").read_bytes() or b"{}")
+        if doc.get("state") in ("done", "failed"):
+            break
+        time.sleep(0.2)
+    if doc.get("state") != "done":
+        return f"warmup {doc.get('state', 'unknown')} ({doc.get('error') or 'no profile'}): views read pages whole"
+    p = doc.get("profile") or {}
+    parts = []
+    if p.get("latency_ms"):
+        parts.append(f"round trip {p['latency_ms']:.0f} ms")
+    if p.get("bandwidth_mbit"):
+        parts.append(f"{p['bandwidth_mbit']:.0f} Mbit/s")
+    if p.get("capacity"):
+        best = max(c["per_s"] for c in p["capacity"])
+        parts.append(f"up to {best:,.0f} requests/s")
+    return ", ".join(parts) or "done"
 
 
 def sql(files: list[str]) -> str:
@@ -256,21 +287,17 @@ def table_listing(d: Path, active: list[str]) -> str:
 def main() -> int:
     global REQUEST_COST
     ap = argparse.ArgumentParser(description="sievefs demo (see scripts/demo)")
-    ap.add_argument("--request-cost", default=REQUEST_COST,
-                    help=f"sievefs --request-cost of both mounts (default {REQUEST_COST}: loopback)")
+    ap.add_argument("--request-cost", default=None,
+                    help="sievefs --request-cost of both mounts (default: none, the measured profile decides)")
     REQUEST_COST = ap.parse_args().request_cost
     import duckdb
     t_start = time.perf_counter()
     work = Path(tempfile.mkdtemp(prefix="sievefs-demo-"))
-    moto = s3env.MotoServer(auth=True, log_path=work / "moto.log")
+    srv = s3servers.S3Link(root=work / "s3", log_path=work / "s3link.log", profile="wan", rtt_ms=LINK_RTT_MS,
+                           jitter_ms=0, mbit=LINK_MBIT)
     try:
         print("sievefs demo: one selective DuckDB query over a table in S3, through the plain path "
               "and\nthrough a view made from a selection hint\n")
-        print("starting moto (local S3 server, SigV4 enforced) ...", end=" ", flush=True)
-        moto.start()
-        print(f"on {moto.endpoint}")
-        s3 = moto.client("s3")
-        s3.create_bucket(Bucket=BUCKET)
         local = work / TABLE
         kind = write_table(local)
         local_files = parquet_files(local, kind)
@@ -280,27 +307,22 @@ def main() -> int:
         print(f"  sievefs inspect: {lay['pages']} data pages in the payload columns, median "
               f"{fmt_bytes(lay['sizes'][len(lay['sizes']) // 2])},\n  {lay['eligible']} of them "
               f"eligible for partial reads")
-        n = size = 0
-        for p in sorted(local.rglob("*")):
-            if p.is_file():
-                s3env.upload_file(s3, BUCKET, f"{PREFIX}/{TABLE}/{p.relative_to(local).as_posix()}", p)
-                n += 1
-                size += p.stat().st_size
-        print(f"uploaded {n} objects ({fmt_bytes(size)}) to s3://{BUCKET}/{PREFIX}/{TABLE}/")
+        served = work / "s3" / BUCKET / PREFIX / TABLE
+        shutil.copytree(local, served)
+        n = sum(1 for p in served.rglob("*") if p.is_file())
+        size = sum(p.stat().st_size for p in served.rglob("*") if p.is_file())
+        print(f"starting s3link (S3's API over a directory; the link emulated inside it: "
+              f"{LINK_RTT_MS} ms round trips,\n{LINK_MBIT} Mbit/s) ...", end=" ", flush=True)
+        srv.start()
+        print(f"on {srv.endpoint}\n  serving s3://{BUCKET}/{PREFIX}/{TABLE}/: {n} objects ({fmt_bytes(size)})")
 
         print(f"\nThe query (DuckDB {duckdb.__version__}): the trips of one vehicle among {VEHICLES:,}")
         print("  " + QUERY.format(files="[...the table's active files...]").strip().replace("\n", "\n  "))
         want, _, _ = run_query(local_files)
 
-        if REQUEST_COST == "0":
-            print("\nBoth mounts get --request-cost 0: a view prices its plans with the mount's "
-                  "measured\nconnection profile, and on loopback that profile rightly reads pages "
-                  "whole (a request\ncosts more than the bytes it saves). --request-cost 0 overrides "
-                  "the model and counts\nbytes only, to show what a view does on a link where bytes "
-                  "are what costs.")
-        else:
+        if REQUEST_COST is not None:
             print(f"\nBoth mounts get --request-cost {REQUEST_COST} (given on the command line; "
-                  f"it overrides the\nmeasured connection profile; the demo's default is 0)")
+                  f"it overrides the\nmeasured connection profile)")
 
         # Each path gets its own fresh mount: its own daemon, an empty block cache
         # and new inodes (so no kernel page cache either), so neither path profits
@@ -308,7 +330,7 @@ def main() -> int:
         # the measured steps: delta-rs reading the _delta_log (through the mount) and
         # the query; for the view also the hint (sievefs reads a footer to check it).
         print("\n== 1. the plain path, MOUNT/trips/ (the objects' real bytes), on a fresh mount")
-        with mounted(moto, work / "mnt-plain") as mp:
+        with mounted(srv, work / "mnt-plain") as mp:
             before = stats(mp)
             t = time.perf_counter()
             files = parquet_files(mp / TABLE, kind)
@@ -320,10 +342,10 @@ def main() -> int:
             print(f"query {q_s:.2f} s")
 
         print(f"\n== 2. the view, MOUNT/.sieve/views/{HINT_NAME}/trips/, on a fresh mount")
-        with mounted(moto, work / "mnt-view") as mp:
+        with mounted(srv, work / "mnt-view") as mp:
             before = stats(mp)
             t = time.perf_counter()
-            argv = [BIN, "hint", str(mp), HINT_NAME, "--where", WHERE]
+            argv = [BIN, "hint", str(mp), HINT_NAME, "--columns", ",".join(PAYLOAD), "--where", WHERE]
             print("$ " + " ".join([shown(BIN)] + argv[1:-1]) + f" '{WHERE}'")
             r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
             if r.returncode != 0:
@@ -366,11 +388,16 @@ def main() -> int:
               f"  vehicle_id, the filter column, read whole: {fmt_bytes(lay['filter_bytes'])}\n"
               f"  the other columns' {npages} data pages: "
               f"{fmt_bytes(vst['bytes_fetched'] - lay['filter_bytes'])}; {vst['pages_partial']} partial, "
-              f"{vst['pages_synthesized']} synthesized, {vst['pages_real']} real")
-        if view_s > plain_s:
-            print("(on loopback a request costs time and a byte almost nothing, so here the view "
-                  "took longer:\nit trades bytes for requests, which is what a slow, high-latency "
-                  "link wants)")
+              f"{vst['pages_synthesized']} synthesized, {vst['pages_real']} real\n"
+              f"  why (NAME.stats reason words): chunks {vst.get('chunk_reasons')}, pages {vst.get('page_reasons')}")
+        link_bps = LINK_MBIT * 1e6 / 8
+        why = (f"at {LINK_MBIT} Mbit/s the plain path's {fmt_bytes(plain['bytes'])} take "
+               f"{plain['bytes'] / link_bps:.1f} s to arrive; the view's {fmt_bytes(viewd['bytes'])} take "
+               f"{viewd['bytes'] / link_bps:.2f} s, and its {viewd['gets']:,} requests go out in parallel "
+               f"rounds of {LINK_RTT_MS} ms")
+        faster = view_s < plain_s
+        print(f"\nview faster: {'yes' if faster else 'no'} ({view_s:.2f} s vs {plain_s:.2f} s, "
+              f"{plain_s / view_s:.1f}x): {why}")
 
         fewer = viewd["bytes"] < plain["bytes"]
         served = vst["pages_partial"] + vst["pages_synthesized"] > 0
@@ -382,7 +409,7 @@ def main() -> int:
         print(f"demo {'OK' if ok else 'FAILED'} in {time.perf_counter() - t_start:.1f} s")
         return 0 if ok else 1
     finally:
-        moto.stop()
+        srv.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 
