@@ -111,8 +111,10 @@ static char *partition_key(const delta_kv *pv, size_t n)
     delta_kv *sorted = malloc((n ? n : 1) * sizeof *sorted);
     if (!sorted)
         return NULL;
-    memcpy(sorted, pv, n * sizeof *pv);
-    qsort(sorted, n, sizeof *sorted, cmp_kv);
+    if (n) {
+        memcpy(sorted, pv, n * sizeof *pv);
+        qsort(sorted, n, sizeof *sorted, cmp_kv);
+    }
     char *out = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&out, &len);
