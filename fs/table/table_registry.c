@@ -133,28 +133,71 @@ static bool known(table_registry *r, uint64_t dir_ino)
     return false;
 }
 
+/* A background job: load the table's snapshot, or bring its history up to
+ * a fresh listing. The starter counts it in background_loads (and sets the
+ * entry's hist_refreshing for a history job) under the lock. */
 typedef struct {
     table_registry *r;
     uint64_t dir_ino;
+    bool history;
 } load_job;
 
-static void *background_load(void *arg)
+/* A job ended (or never started): its count and flag undone. Lock held. */
+static void job_done_locked(table_registry *r, const load_job *j)
+{
+    bool added;
+    table_entry *e = j->history ? entry_of(r, j->dir_ino, NULL, &added) : NULL;
+    if (e)
+        e->hist_refreshing = false;
+    r->background_loads--;
+    pthread_cond_broadcast(&r->loaded);
+}
+
+static void *background_job(void *arg)
 {
     load_job *j = arg;
     table_registry *r = j->r;
     sv_cancel tok;
     object_io_cancel_init(r->p->io, &tok);
-    table_snap *t = NULL;
     sv_error err = {0};
-    if (table_registry_snapshot(r, j->dir_ino, &t, &err, &tok) != 0)
-        log_info("table %llu: background load: %s", (unsigned long long)j->dir_ino, err.msg);
-    table_snap_put(t);
+    if (j->history) {
+        table_history *h = NULL;
+        if (table_registry_history(r, j->dir_ino, &h, &err, &tok) != 0)
+            log_info("table %llu: history: %s", (unsigned long long)j->dir_ino, err.msg);
+    } else {
+        table_snap *t = NULL;
+        if (table_registry_snapshot(r, j->dir_ino, &t, &err, &tok) != 0)
+            log_info("table %llu: background load: %s", (unsigned long long)j->dir_ino, err.msg);
+        table_snap_put(t);
+    }
     pthread_mutex_lock(&r->lock);
-    r->background_loads--;
-    pthread_cond_broadcast(&r->loaded);
+    job_done_locked(r, j);
     pthread_mutex_unlock(&r->lock);
     free(j);
     return NULL;
+}
+
+/* Run a counted job in a detached thread (undone when no thread starts). */
+static void start_job(table_registry *r, uint64_t dir_ino, bool history)
+{
+    load_job *j = malloc(sizeof *j);
+    bool started = false;
+    pthread_t th;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (j) {
+        *j = (load_job){r, dir_ino, history};
+        started = pthread_create(&th, &attr, background_job, j) == 0;
+    }
+    pthread_attr_destroy(&attr);
+    if (!started) {
+        const load_job undo = {r, dir_ino, history};
+        free(j);
+        pthread_mutex_lock(&r->lock);
+        job_done_locked(r, &undo);
+        pthread_mutex_unlock(&r->lock);
+    }
 }
 
 void table_registry_saw(table_registry *r, uint64_t dir_ino)
@@ -174,26 +217,8 @@ void table_registry_saw(table_registry *r, uint64_t dir_ino)
     if (start)
         r->background_loads++;
     pthread_mutex_unlock(&r->lock);
-    if (!start)
-        return;
-    load_job *j = malloc(sizeof *j);
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (j) {
-        *j = (load_job){r, dir_ino};
-        if (pthread_create(&th, &attr, background_load, j) == 0)
-            j = NULL;
-    }
-    pthread_attr_destroy(&attr);
-    if (j || !start) { /* no thread: undo the count */
-        free(j);
-        pthread_mutex_lock(&r->lock);
-        r->background_loads--;
-        pthread_cond_broadcast(&r->loaded);
-        pthread_mutex_unlock(&r->lock);
-    }
+    if (start)
+        start_job(r, dir_ino, false);
 }
 
 /* The version the mount shows of this table now (lists _delta_log/, cached
@@ -275,29 +300,7 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
     return rc;
 }
 
-static void *background_history(void *arg)
-{
-    load_job *j = arg;
-    table_registry *r = j->r;
-    sv_cancel tok;
-    object_io_cancel_init(r->p->io, &tok);
-    table_history *h = NULL;
-    sv_error err = {0};
-    if (table_registry_history(r, j->dir_ino, &h, &err, &tok) != 0)
-        log_info("table %llu: history: %s", (unsigned long long)j->dir_ino, err.msg);
-    pthread_mutex_lock(&r->lock);
-    bool added;
-    table_entry *e = entry_of(r, j->dir_ino, NULL, &added);
-    if (e)
-        e->hist_refreshing = false;
-    r->background_loads--;
-    pthread_cond_broadcast(&r->loaded);
-    pthread_mutex_unlock(&r->lock);
-    free(j);
-    return NULL;
-}
-
-/* A thread that runs table_registry_history on a fresh listing, unless one
+/* A job that runs table_registry_history on a fresh listing, unless one
  * runs already (or the registry is closing). */
 static void refresh_in_background(table_registry *r, uint64_t dir_ino)
 {
@@ -310,29 +313,8 @@ static void refresh_in_background(table_registry *r, uint64_t dir_ino)
         r->background_loads++;
     }
     pthread_mutex_unlock(&r->lock);
-    if (!start)
-        return;
-    load_job *j = malloc(sizeof *j);
-    pthread_t th;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (j) {
-        *j = (load_job){r, dir_ino};
-        if (pthread_create(&th, &attr, background_history, j) == 0)
-            j = NULL;
-    }
-    pthread_attr_destroy(&attr);
-    if (j) { /* no thread: undo */
-        free(j);
-        pthread_mutex_lock(&r->lock);
-        e = entry_of(r, dir_ino, NULL, &added);
-        if (e)
-            e->hist_refreshing = false;
-        r->background_loads--;
-        pthread_cond_broadcast(&r->loaded);
-        pthread_mutex_unlock(&r->lock);
-    }
+    if (start)
+        start_job(r, dir_ino, true);
 }
 
 static int history_to(table_registry *r, uint64_t dir_ino, bool cached, table_history **out, sv_error *err,

@@ -41,13 +41,7 @@ TABLE = "B"  # the table's directory in the bucket
 # -- predicates ---------------------------------------------------------------------------------------
 # ("cmp", col, op, lit) | ("in", col, [lits]) | ("null", col) | ("and", p, q) | ("or", p, q)
 class Render:
-    @staticmethod
-    def lit(v) -> str:
-        if isinstance(v, bool):
-            return "TRUE" if v else "FALSE"
-        if isinstance(v, str):
-            return "'" + v.replace("'", "''") + "'"
-        return str(v)
+    lit = staticmethod(vd._sql_lit)
 
     @classmethod
     def sql(cls, p) -> str:

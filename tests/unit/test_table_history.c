@@ -15,6 +15,7 @@
 #include "fixture_files.h"
 #include "log.h"
 #include "mem_store.h"
+#include "table_fixture.h"
 #include "table_snapshot.h"
 
 static mem_store *m;
@@ -25,13 +26,7 @@ static void setup(void)
 {
     sv_log_init(SV_LOG_ERROR, false);
     m = mem_store_create();
-    memset(&stats, 0, sizeof stats);
-    /* _delta_log/ listed again at every use: commits put later are seen */
-    plain_config cfg = {.prefix = "", .cache_bytes = 64u << 20, .block_size = 16u << 10, .max_request = 1u << 20,
-                        .tail_bytes = 64u << 10, .dir_ttl_ms = 0, .delta_log_ttl_ms = 0,
-                        .file_attr_timeout_s = 3600, .delta_log_attr_timeout_s = 1, .dir_attr_timeout_s = 10,
-                        .prefetch = {.min_streak = 4u << 20, .max_window = 16u << 20}};
-    p = plain_fs_create(mem_store_base(m), &stats, &cfg);
+    p = table_fixture_plain(m, &stats, 0);
     cr_assert_not_null(p);
 }
 
@@ -78,33 +73,34 @@ static char *metadata(const char *schema)
     return s;
 }
 
-static char *add(const char *path, const char *q, const char *dv)
+/* ",\"deletionVector\":{...}" of an inline vector dv, or "" (static). */
+static const char *dv_field(const char *dv)
 {
-    char *s = NULL;
-    char dvtext[256] = "";
+    static char text[256];
+    text[0] = '\0';
     if (dv)
-        snprintf(dvtext, sizeof dvtext,
+        snprintf(text, sizeof text,
                  ",\"deletionVector\":{\"storageType\":\"i\",\"pathOrInlineDv\":\"%s\",\"sizeInBytes\":1,"
                  "\"cardinality\":1}",
                  dv);
+    return text;
+}
+
+static char *add(const char *path, const char *q, const char *dv)
+{
+    char *s = NULL;
     cr_assert(asprintf(&s,
                        "{\"add\":{\"path\":\"%s\",\"partitionValues\":{\"pq\":\"%s\"},\"size\":1,"
                        "\"modificationTime\":1,\"dataChange\":true%s}}\n",
-                       path, q, dvtext) > 0);
+                       path, q, dv_field(dv)) > 0);
     return s;
 }
 
 static char *rm(const char *path, const char *dv)
 {
     char *s = NULL;
-    char dvtext[256] = "";
-    if (dv)
-        snprintf(dvtext, sizeof dvtext,
-                 ",\"deletionVector\":{\"storageType\":\"i\",\"pathOrInlineDv\":\"%s\",\"sizeInBytes\":1,"
-                 "\"cardinality\":1}",
-                 dv);
     cr_assert(asprintf(&s, "{\"remove\":{\"path\":\"%s\",\"deletionTimestamp\":1,\"dataChange\":true%s}}\n", path,
-                       dvtext) > 0);
+                       dv_field(dv)) > 0);
     return s;
 }
 

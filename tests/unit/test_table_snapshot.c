@@ -18,6 +18,7 @@
 #include "fs.h"
 #include "log.h"
 #include "mem_store.h"
+#include "table_fixture.h"
 #include "table_registry.h"
 #include "table_json.h"
 
@@ -56,12 +57,7 @@ static void setup(void)
 {
     sv_log_init(SV_LOG_ERROR, false);
     m = mem_store_create();
-    memset(&stats, 0, sizeof stats);
-    plain_config cfg = {.prefix = "", .cache_bytes = 64u << 20, .block_size = 16u << 10, .max_request = 1u << 20,
-                        .tail_bytes = 64u << 10, .dir_ttl_ms = 60000, .delta_log_ttl_ms = 60000,
-                        .file_attr_timeout_s = 3600, .delta_log_attr_timeout_s = 1, .dir_attr_timeout_s = 10,
-                        .prefetch = {.min_streak = 4u << 20, .max_window = 16u << 20}};
-    p = plain_fs_create(mem_store_base(m), &stats, &cfg);
+    p = table_fixture_plain(m, &stats, 60000);
     cr_assert_not_null(p);
 }
 
