@@ -236,6 +236,19 @@ static int64_t current_version(table_registry *r, uint64_t dir_ino, bool *stale,
     return v;
 }
 
+/* The entry of dir_ino, added when new, with the lock taken (NULL when
+ * full or out of memory; the lock is taken either way). */
+static table_entry *lock_entry(table_registry *r, uint64_t dir_ino)
+{
+    char *path = table_relative_path(r->p, dir_ino); /* no I/O, but not under the lock */
+    pthread_mutex_lock(&r->lock);
+    bool added = false;
+    table_entry *e = entry_of(r, dir_ino, path, &added);
+    if (!added)
+        free(path);
+    return e;
+}
+
 int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **out, sv_error *err,
                             const sv_cancel *tok)
 {
@@ -243,16 +256,12 @@ int table_registry_snapshot(table_registry *r, uint64_t dir_ino, table_snap **ou
     const int64_t want = current_version(r, dir_ino, NULL, err, tok);
     if (want < 0)
         return err && err->code ? err->code : TABLE_E_LOG;
-    char *path = table_relative_path(r->p, dir_ino);
-    pthread_mutex_lock(&r->lock);
-    bool added = false;
-    table_entry *e = entry_of(r, dir_ino, path, &added);
-    if (!added)
-        free(path);
+    table_entry *e = lock_entry(r, dir_ino);
     if (!e) {
         pthread_mutex_unlock(&r->lock);
         return sv_fail(err, TABLE_E_NOMEM, 0, "more than %u tables, or out of memory", TABLE_MAX_TABLES);
     }
+    bool added;
     for (;;) {
         if (e->snap && e->snap->s->version == want) {
             atomic_fetch_add(&e->snap->refs, 1);
@@ -325,12 +334,7 @@ static int history_to(table_registry *r, uint64_t dir_ino, bool cached, table_hi
     const int64_t want = current_version(r, dir_ino, cached ? &stale : NULL, err, tok);
     if (want < 0)
         return err && err->code ? err->code : TABLE_E_LOG;
-    char *path = table_relative_path(r->p, dir_ino);
-    pthread_mutex_lock(&r->lock);
-    bool added = false;
-    table_entry *e = entry_of(r, dir_ino, path, &added);
-    if (!added)
-        free(path);
+    table_entry *e = lock_entry(r, dir_ino);
     if (e && !e->hist)
         e->hist = table_history_new();
     table_history *h = e ? e->hist : NULL;
