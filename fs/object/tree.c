@@ -423,7 +423,8 @@ static void note_changed_names(tree *t, const node *dir, const tree_dirent *now,
 /* Install a fresh listing into dir (lock held). */
 static store_status install_listing(tree *t, node *dir, raw_list *l)
 {
-    qsort(l->v, l->n, sizeof *l->v, raw_cmp);
+    if (l->n > 0) /* an empty listing has no array: qsort wants one */
+        qsort(l->v, l->n, sizeof *l->v, raw_cmp);
     tree_dirent *children = calloc(l->n ? l->n : 1, sizeof *children);
     if (!children)
         return STORE_ERR_NOMEM;
