@@ -11,8 +11,20 @@
 * ``run_cli``   function: run ``sievefs ...`` (no mount expected) with a clean env.
 * ``big``       session: a >= 100 MB deterministic object, uploaded once.
 
+* ``s3link_wan``, ``s3link_lan``  session: tests/tools/s3link serving a
+                directory at ``--profile wan`` / ``lan`` (the link emulated
+                inside the server: S3-like request rates); ``s3link_bucket``
+                makes a bucket of local files on one.
+
 Environment: SIEVEFS_BIN (default <repo>/build/sievefs),
-SIEVE_E2E_MOUNT_TIMEOUT (seconds to wait for a mount, default 30).
+SIEVE_E2E_MOUNT_TIMEOUT (seconds to wait for a mount, default 30), CI (when
+"true", a skipped test fails, unless it is marked
+``@pytest.mark.may_skip(regex)`` and its reason matches).
+
+Parallel runs (pytest-xdist, ``-n N --dist loadgroup``, as scripts/test runs
+the suite): every worker has its own session fixtures (moto, ``big``, the
+s3link servers) and basetemp; the tests of a module in ``XDIST_GROUPS`` run
+on one worker, in order.
 """
 from __future__ import annotations
 
@@ -23,8 +35,10 @@ import json
 import mmap
 import os
 import re
+import shutil
 import signal
 import subprocess
+import sys
 import time
 import uuid
 from dataclasses import dataclass
@@ -52,16 +66,141 @@ SANITIZER_RE = re.compile(
 ERRORISH_RE = re.compile(r"(?i)\b(error|fatal|panic|abort(ed)?)\b")
 
 
+CI = os.environ.get("CI", "").lower() == "true"
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """Tables a test module left for the end of the run (the fault matrix)."""
+    """Tables a test module left for the end of the run (the fault matrix),
+    and the known bugs that were met (KNOWN_UNMOUNT_HANGS)."""
     for text in getattr(config, "sieve_summaries", []):
         terminalreporter.write_line(text)
+    for text in getattr(config, "sieve_known_hangs", []):
+        terminalreporter.write_line(f"KNOWN BUG {text}")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Under xdist, a worker hands its tables and notes to the controller."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None:
+        out["sieve_summaries"] = getattr(session.config, "sieve_summaries", [])
+        out["sieve_known_hangs"] = getattr(session.config, "sieve_known_hangs", [])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """The controller (xdist) collects the tables and notes of each worker."""
+    out = getattr(node, "workeroutput", {})
+    for k in ("sieve_summaries", "sieve_known_hangs"):
+        setattr(node.config, k, getattr(node.config, k, []) + list(out.get(k, [])))
 
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "asan: part of the short e2e subset run against the ASan+UBSan build")
     config.addinivalue_line("markers", "allow_stderr(*regexes): daemon stderr lines matching these are not failures")
     config.addinivalue_line("markers", "harness: tests of the test harness itself (no sievefs binary needed)")
+    config.addinivalue_line("markers", "may_skip(regex): a skip whose reason matches is intended, also when CI=true")
+    config.addinivalue_line("markers", "timing: asserts measured times or rates; only with --timing "
+                                       "(scripts/test --full runs them alone), deselected otherwise")
+
+
+def pytest_addoption(parser):
+    parser.addoption("--timing", action="store_true", default=False,
+                     help="also run the tests marked timing (accuracy of measured times; run them alone)")
+
+
+# -- xdist: what must run on one worker -------------------------------------------
+# --dist loadgroup sends every test of a group to one worker, in collection
+# order; the others are spread one by one. A module goes here when its tests
+# share state across tests (module globals filled by earlier tests, a module
+# fixture costly to build twice, a long-lived JVM) or would compete for the
+# same machine-wide resource.
+XDIST_GROUPS = {
+    # CASES/STATS filled by test_readers_agree, read by the zx/zy/zz tests
+    "test_page_plan_readers.py": "page_plan_readers",
+    # a module-scoped Spark driver (one JVM) for every scenario
+    "test_delta_versions.py": "delta_versions",
+    # RESULTS, printed as one table when the module ends
+    "test_fault_matrix.py": "fault_matrix",
+    # module fixtures generating benchmark data (minutes of CPU each time)
+    "test_bench_data.py": "bench_data",
+    "test_bench_run.py": "bench_run",
+    # module fixtures writing the views' reader matrix and Delta tables
+    "test_views_readers.py": "views_readers",
+    "test_delta_tables.py": "delta_tables",
+    "test_writer_defaults.py": "writer_defaults",
+    "test_cost_decisions.py": "cost_decisions",
+    "test_decode_vs_pyarrow.py": "decode_vs_pyarrow",
+}
+
+
+# pytest 9 keeps a node's id in Node._id: xdist 3.8's loadgroup, which
+# renames Item._nodeid to add "@group", groups nothing there. So the grouping
+# is done by a scheduler of our own for --dist loadgroup: xdist's loadscope
+# with one scope per XDIST_GROUPS module and one per other test.
+def _xdist_scope(nodeid: str) -> str:
+    g = XDIST_GROUPS.get(nodeid.split("::", 1)[0].rsplit("/", 1)[-1])
+    return f"group:{g}" if g else nodeid
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    if config.getoption("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class GroupScheduling(LoadScopeScheduling):
+        """Groups first (largest first, as loadscope orders its units), then
+        every other test on its own, to whichever worker runs low."""
+
+        def _split_scope(self, nodeid: str) -> str:
+            return _xdist_scope(nodeid)
+    return GroupScheduling(config, log)
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--timing"):
+        keep = [i for i in items if i.get_closest_marker("timing") is None]
+        gone = [i for i in items if i.get_closest_marker("timing") is not None]
+        if gone:
+            config.hook.pytest_deselected(items=gone)
+            items[:] = keep
+
+
+# -- a skip is a failure in CI ----------------------------------------------------
+def _skip_reason(longrepr) -> str:
+    """The reason given to pytest.skip (without pytest's "Skipped: ")."""
+    r = str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+    return r[len("Skipped: "):] if r.startswith("Skipped: ") else r
+
+
+def _ci_failure(what: str, reason: str) -> str:
+    return (f"{what} skipped in CI (CI=true), where every test must run: {reason}\n"
+            f"(install what is missing with scripts/setup, or mark an intended skip "
+            f"@pytest.mark.may_skip(regex))")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """CI=true: a test that skips (a reader, Java, a build output missing)
+    fails instead, unless its may_skip marks allow that reason."""
+    rep = yield
+    if CI and rep.skipped and not hasattr(rep, "wasxfail"):
+        reason = _skip_reason(rep.longrepr)
+        allowed = [re.compile(a) for m in item.iter_markers("may_skip") for a in m.args]
+        if not any(a.search(reason) for a in allowed):
+            rep.outcome = "failed"
+            rep.longrepr = _ci_failure(item.nodeid, reason)
+    return rep
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector):
+    """CI=true: a module skipped at import (pytest.importorskip) fails."""
+    rep = yield
+    if CI and rep.skipped:
+        rep.outcome = "failed"
+        rep.longrepr = _ci_failure(str(collector.nodeid), _skip_reason(rep.longrepr))
+    return rep
 
 
 # -- session-wide --------------------------------------------------------------
@@ -98,9 +237,20 @@ def sievefs_bin() -> str:
 
 
 def _serve_moto(tmp_path_factory, name: str, auth: bool):
-    """A moto server for the session, logging to <basetemp>/<name>N/moto.log."""
+    """A moto server for the session (of each xdist worker), logging to
+    <basetemp>/<name>N/moto.log. The port is picked free and then bound by
+    moto: another worker's server or an outgoing connection may take it in
+    between, so a start that fails is retried on another port."""
     log = tmp_path_factory.mktemp(name) / "moto.log"
-    srv = MotoServer(auth=auth, log_path=log).start()
+    for attempt in range(3):
+        srv = MotoServer(auth=auth, log_path=log)
+        try:
+            srv.start()
+            break
+        except Exception:  # noqa: BLE001 - port taken, bootstrap answered by another server
+            srv.stop()
+            if attempt == 2:
+                raise
     yield srv
     srv.stop()
 
@@ -179,6 +329,51 @@ def proxy(moto, s3):
     p = FaultProxy(moto.endpoint, fetch_full=fetch_full).start()
     yield p
     p.stop()
+
+
+# -- s3link ----------------------------------------------------------------------
+def _s3link(tmp_path_factory, profile: str):
+    sys.path.insert(0, str(REPO / "scripts" / "lib"))
+    import s3servers
+    binary = s3servers.s3link_bin(build=False)
+    if not binary:
+        pytest.skip(f"{s3servers.S3LINK_HINT} (looked for {s3servers.S3LINK_BIN_DIR / 's3link'})")
+    root = tmp_path_factory.mktemp(f"s3link-{profile}")
+    srv = s3servers.S3Link(root=root / "root", log_path=root / "s3link.log", profile=profile, seed=1,
+                           binary=binary).start()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def s3link_wan(tmp_path_factory):
+    """tests/tools/s3link at --profile wan (200 +- 20 ms, 150 Mbit/s, emulated
+    in the server: thousands of GETs/s, unlike moto behind wanproxy)."""
+    yield from _s3link(tmp_path_factory, "wan")
+
+
+@pytest.fixture(scope="session")
+def s3link_lan(tmp_path_factory):
+    """tests/tools/s3link at --profile lan (loopback, nothing emulated)."""
+    yield from _s3link(tmp_path_factory, "lan")
+
+
+@pytest.fixture
+def s3link_bucket(request):
+    """s3link_bucket(srv, {key: bytes | Path}) -> name of a new bucket on that
+    s3link holding them (files copied into its root: no upload)."""
+    def make(srv, objects: dict) -> str:
+        name = _bucket_name(request.node.name)
+        for key, v in objects.items():
+            p = srv.root / name / key
+            p.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(v, (bytes, bytearray)):
+                p.write_bytes(v)
+            else:
+                shutil.copyfile(v, p)
+        (srv.root / name).mkdir(exist_ok=True)
+        return name
+    return make
 
 
 # -- running the binary ---------------------------------------------------------
@@ -282,6 +477,26 @@ def run_cli(request, sievefs_bin, tmp_path, home, moto):
         pytest.fail("sanitizer report from sievefs CLI:\n" + "\n".join(reports), pytrace=False)
 
 
+# Daemons known to hang at unmount (more than 15 s after fusermount3 -u,
+# then killed by the fixture), which the fixture reports in the terminal
+# summary instead of failing the test: each entry names the bug. Remove an
+# entry once the daemon exits in time there.
+KNOWN_UNMOUNT_HANGS = {
+    # A readahead GET stalled by the proxy (no response, no read timeout
+    # short enough) is still in flight at unmount: the daemon waits for it.
+    re.compile(r"test_deadlines\.py::test_blocked_reader_can_be_killed\[(SIGKILL-buffered|SIGKILL-mmap"
+               r"|SIGINT-default-buffered)\]"):
+        "a stalled readahead GET in flight at unmount keeps the daemon for > 15 s",
+}
+
+
+def _known_unmount_hang(node) -> str | None:
+    for pattern, why in KNOWN_UNMOUNT_HANGS.items():
+        if pattern.search(node.nodeid):
+            return why
+    return None
+
+
 class Mount:
     def __init__(self, mp: Path, argv: list, stderr_path: Path, san_dir: Path, allow: list,
                  proc: subprocess.Popen | None, bin_path: str, foreground: bool):
@@ -295,6 +510,7 @@ class Mount:
         self.foreground = foreground
         self.expected_exit: set | None = {0}
         self.unmounted = False
+        self.unmount_notes: list = []
         self.cli_stderr = ""
 
     def __truediv__(self, rel) -> Path:
@@ -333,6 +549,7 @@ class Mount:
                 self.proc.wait(10)
                 notes.append("foreground daemon did not exit after unmount: SIGKILL")
         self.unmounted = True
+        self.unmount_notes += notes
         return notes
 
 
@@ -415,7 +632,9 @@ def mount(request, sievefs_bin, moto, tmp_path, home):
 
     problems = []
     for m in mounts:
-        notes = [] if m.unmounted else m.unmount()
+        if not m.unmounted:
+            m.unmount()
+        notes = m.unmount_notes  # also those of an unmount the test made itself
         if mounts_at(m.mp):
             problems.append(f"{m.mp} still mounted after teardown")
             subprocess.run(["umount", "-l", str(m.mp)], capture_output=True)
@@ -429,9 +648,18 @@ def mount(request, sievefs_bin, moto, tmp_path, home):
         reports = sanitizer_reports(m.san_dir, err)
         if reports:
             problems.append(f"sanitizer report(s) for {m.mp}:\n" + "\n".join(reports))
+        killed = [n for n in notes if "SIGKILL" in n]
+        if killed and m.expected_exit is not None:
+            # A daemon that hangs at unmount is a bug, even though the fixture ends it.
+            known = _known_unmount_hang(request.node)
+            if known:
+                request.config.sieve_known_hangs = getattr(request.config, "sieve_known_hangs", []) + [
+                    f"{request.node.nodeid}: daemon hung at unmount (known: {known})"]
+            else:
+                problems.append(f"daemon for {m.mp} hung at unmount: " + "; ".join(killed))
         if m.proc is not None and m.expected_exit is not None:
             rc = m.proc.returncode
-            if rc is not None and rc < 0 and not any("SIGKILL" in n for n in notes):
+            if rc is not None and rc < 0 and not killed:
                 problems.append(f"daemon for {m.mp} died from signal {-rc} ({signal.Signals(-rc).name})")
             elif rc is not None and rc >= 0 and rc not in m.expected_exit:
                 problems.append(f"daemon for {m.mp} exited {rc} after unmount (expected {m.expected_exit})")

@@ -1,24 +1,27 @@
-"""The cost model end to end: a mount measures its link (the warmup, through
-the WAN emulator scripts/lib/wanproxy.py) and its views decide with that
-profile. At `wan` (200 ms, 150 Mbit/s) a selective query over large pages
-reads them partially; on plain loopback the same query keeps ordinary reads
-(a request costs more there than the bytes it saves). The answer is the
+"""The cost model end to end: a mount measures its link (the warmup) and its
+views decide with that profile. The server is tests/tools/s3link, which
+emulates the link inside itself and answers thousands of GETs a second, as
+S3 does (the session fixture s3link_wan in conftest.py; buckets are
+directories of its root, no upload; s3link_lan for loopback). At `wan` (200 +- 20 ms, 150 Mbit/s) a
+selective query over large pages reads them partially. On loopback (`lan`,
+nothing emulated) a request costs about as many bytes as one of those pages
+(about 1 ms at several hundred MB/s): the model sits near its boundary there
+and either choice is right, so only what holds either way is asserted (one
+decision per chunk, no more bytes than ordinary reads, the profile used).
+Against moto, a few hundred GETs a second made every request costly and
+loopback always read whole pages; S3-like request rates do not. The answer is the
 reader's local answer every time. Decisions are read from NAME.stats'
-chunk_reasons and page_reasons (docs/cost_model.md)."""
+chunk_reasons and page_reasons (docs/cost_model.md); only decisions and
+bounds far from any boundary are asserted, never times."""
 from __future__ import annotations
 
 import contextlib
 import json
-import sys
 import time
 
 import pytest
 
-import s3env
 import viewdata as vd
-
-sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
-from wanproxy import WanProxy  # noqa: E402
 
 ROWS = 200_000          # two row groups of 100,000 rows
 PAYLOAD_COLS = 24       # int64 and double: 800 KB a column chunk, one page each
@@ -64,17 +67,13 @@ def wait_profile(m, timeout=90.0) -> dict:
 
 
 @contextlib.contextmanager
-def wan_view(moto, mount, b: str, where: str, cols: list, seed: int):
-    """A mount of bucket b through the `wan` emulator, its profile measured,
-    and a view `q` of where and cols: yields (mount, profile)."""
-    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=seed).start()
-    try:
-        m = mount(bucket=b, endpoint=proxy.endpoint, warmup="automatic", args=("--max-connections", "256"))
-        prof = wait_profile(m)["profile"]
-        assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
-        yield m, prof
-    finally:
-        proxy.stop()
+def wan_view(srv, mount, b: str, where: str, cols: list):
+    """A mount of bucket b on s3link at `wan`, its profile measured, and a
+    view `q` of where and cols: yields (mount, profile)."""
+    m = mount(bucket=b, endpoint=srv.endpoint, warmup="automatic", args=("--max-connections", "256"))
+    prof = wait_profile(m)["profile"]
+    assert vd.write_hint(m.mp, "q", {"where": where, "columns": cols}).ok
+    yield m, prof
 
 
 def duckdb_rows(query: str, view_file, local_file) -> tuple[list, list]:
@@ -101,37 +100,33 @@ def run_query(path) -> list:
 
 
 @pytest.mark.parametrize("link", ["wan", "loopback"])
-def test_the_measured_link_decides(link, moto, s3, bucket, mount, big_pages):
-    b = bucket({})
-    s3env.upload_file(s3, b, KEY, big_pages)
+def test_the_measured_link_decides(link, request, s3link_bucket, mount, big_pages):
+    srv = request.getfixturevalue("s3link_wan" if link == "wan" else "s3link_lan")
     # The warmup samples files of at least 4 MiB: this one (about 40 MB).
-    proxy = WanProxy("127.0.0.1", moto.port, "wan", seed=2).start() if link == "wan" else None
-    try:
-        m = mount(bucket=b, endpoint=proxy.endpoint if proxy else None, warmup="automatic",
-                  args=("--max-connections", "256"))
-        prof = wait_profile(m)["profile"]
-        # With the projection named, every chunk of it is planned at once and
-        # the file's pages share the planning rounds.
-        cols = ["id"] + [f"c{i:02d}" for i in range(PAYLOAD_COLS)]
-        hint = vd.write_hint(m.mp, "q", {"where": WHERE, "columns": cols})
-        assert hint.ok, hint
-        got = run_query(vd.view_path(m.mp, "q") / KEY)
-        want = run_query(big_pages)
-        assert got == want and len(want) == 10, vd.first_diff(got, want)
-        st = vd.view_stats(m.mp, "q")
-    finally:
-        if proxy:
-            proxy.stop()
+    b = s3link_bucket(srv, {KEY: big_pages})
+    m = mount(bucket=b, endpoint=srv.endpoint, warmup="automatic", args=("--max-connections", "256"))
+    prof = wait_profile(m)["profile"]
+    # With the projection named, every chunk of it is planned at once and
+    # the file's pages share the planning rounds.
+    cols = ["id"] + [f"c{i:02d}" for i in range(PAYLOAD_COLS)]
+    hint = vd.write_hint(m.mp, "q", {"where": WHERE, "columns": cols})
+    assert hint.ok, hint
+    got = run_query(vd.view_path(m.mp, "q") / KEY)
+    want = run_query(big_pages)
+    assert got == want and len(want) == 10, vd.first_diff(got, want)
+    st = vd.view_stats(m.mp, "q")
     pages, chunks = st["page_reasons"], st["chunk_reasons"]
     print(f"{link}: profile {prof}; view fetched {st['bytes_fetched']} of {st['ordinary_bytes']} B "
           f"in {st['requests']} planning requests; chunks {chunks}; pages {pages}")
     assert "no_profile" not in chunks, st
+    # Every chunk of the projection (id and the payload, two row groups) planned or declined, once.
+    assert chunks.get("filter_column") == 2, chunks
+    assert chunks.get("planned", 0) + chunks.get("file_cost", 0) == 2 * (PAYLOAD_COLS + 1), chunks
+    assert st["bytes_fetched"] <= st["ordinary_bytes"], st
     if link == "wan":
+        # 10 rows of 200,000: partial reads save over 90 % at 200 ms and 150 Mbit/s.
         assert pages.get("partial", 0) > 0, (prof, {k: v for k, v in st.items() if k != "files"})
         assert st["bytes_fetched"] < st["ordinary_bytes"] / 4, st
-    else:
-        assert pages.get("partial", 0) == 0 and pages.get("synthesized", 0) == 0, (prof, st)
-        assert chunks.get("file_cost", 0) + pages.get("request_cost", 0) > 0, (prof, st)
 
 
 DICT_COLS = 8
@@ -147,7 +142,7 @@ def dictionary_pages(tmp_path_factory):
                              compression="snappy")
 
 
-def test_dictionary_pages_are_priced_before_their_data_pages(moto, s3, bucket, mount, dictionary_pages):
+def test_dictionary_pages_are_priced_before_their_data_pages(s3link_wan, s3link_bucket, mount, dictionary_pages):
     """At `wan`, a file whose data pages are all dictionary indices: the
     encoding stats make those pages real up front (`encoding`, never priced
     as partial reads), and each dictionary page is either kept in part or
@@ -156,13 +151,12 @@ def test_dictionary_pages_are_priced_before_their_data_pages(moto, s3, bucket, m
     md = pq.ParquetFile(dictionary_pages).metadata
     assert all(md.row_group(g).column(c).has_dictionary_page
                for g in range(md.num_row_groups) for c in range(md.num_columns))
-    b = bucket({})
-    s3env.upload_file(s3, b, KEY, dictionary_pages)
+    b = s3link_bucket(s3link_wan, {KEY: dictionary_pages})
     cols = ["id"] + [f"c{i:02d}" for i in range(DICT_COLS)]
     # 100 rows spread over every data page: none is synthesized, each is real.
     where = "sel < 100"
     query = f"SELECT {', '.join(cols)} FROM read_parquet('{{f}}') WHERE {where} ORDER BY id"
-    with wan_view(moto, mount, b, where, cols, seed=3) as (m, prof):
+    with wan_view(s3link_wan, mount, b, where, cols) as (m, prof):
         got, want = duckdb_rows(query, vd.view_path(m.mp, "q") / KEY, dictionary_pages)
         st = vd.view_stats(m.mp, "q")
     assert got == want and len(want) == 100, vd.first_diff(got, want)
@@ -189,7 +183,7 @@ def paged_file(request, tmp_path_factory):
     return path, request.param
 
 
-def test_a_declined_plan_prices_pages_without_a_selected_row(moto, s3, bucket, mount, paged_file):
+def test_a_declined_plan_prices_pages_without_a_selected_row(s3link_wan, s3link_bucket, mount, paged_file):
     """At `wan`, a clustered selection that takes 80 % of one page per chunk:
     reading that page in part saves too little to repay a round trip, so it
     is read whole (`file_cost`). The chunk's other pages hold no selected
@@ -201,13 +195,12 @@ def test_a_declined_plan_prices_pages_without_a_selected_row(moto, s3, bucket, m
     decided.) DuckDB and pyarrow read the same rows as from the local file."""
     import pyarrow.dataset as ds
     path, page_rows = paged_file
-    b = bucket({})
-    s3env.upload_file(s3, b, KEY, path)
+    b = s3link_bucket(s3link_wan, {KEY: path})
     cols = ["id"] + [f"c{i:02d}" for i in range(8)]
     lo, hi = page_rows // 25, page_rows * 21 // 25   # 80 % of the first page
     where = f"id >= {lo} AND id < {hi}"
     query = f"SELECT {', '.join(cols)} FROM read_parquet('{{f}}') WHERE {where} ORDER BY id"
-    with wan_view(moto, mount, b, where, cols, seed=4) as (m, prof):
+    with wan_view(s3link_wan, mount, b, where, cols) as (m, prof):
         got, want = duckdb_rows(query, vd.view_path(m.mp, "q") / KEY, path)
         filt = (ds.field("id") >= lo) & (ds.field("id") < hi)
         got_pa = ds.dataset(str(vd.view_path(m.mp, "q") / KEY)).to_table(columns=cols, filter=filt).sort_by("id")

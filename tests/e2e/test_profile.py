@@ -1,15 +1,22 @@
-"""The connection profile: `sievefs profile` measures a link (through the WAN
-emulator, scripts/lib/wanproxy.py) within 25 % of its configured latency and
-bandwidth; a mount's warmup fills MOUNTPOINT/.sieve/profile in the
-background; `--warmup none` sends no sampling request; a warmup that cannot
-measure (no file large enough, failing requests) never fails the mount."""
+"""The connection profile against tests/tools/s3link, which emulates the
+link inside the server and answers thousands of GETs a second, as S3 does
+(moto behind the Python wanproxy managed a few hundred): `sievefs profile`
+measures the `wan` link (200 +- 20 ms, 150 Mbit/s) within bounds an order of
+magnitude wide, in a profile of the right shape; a mount's warmup fills
+MOUNTPOINT/.sieve/profile in the background; `--warmup none` sends no
+sampling request; a warmup that cannot measure (no file large enough,
+failing requests) never fails the mount.
+
+How close the measures come is timing (the project's rule: timing lives in
+benchmarks): test_profile_accuracy below is marked `timing`, deselected
+unless pytest runs with --timing, as `scripts/test --full` does, alone.
+The tests of failing requests run on moto behind the fault proxy."""
 from __future__ import annotations
 
 import json
 import os
 import pty
 import select
-import subprocess
 import sys
 import time
 
@@ -18,11 +25,12 @@ import pytest
 import s3env
 
 sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
-from wanproxy import WanProxy, make_link  # noqa: E402
+import s3servers  # noqa: E402
 
 MiB = 1 << 20
-RTT_MS = 100
-MBIT = 100
+WAN_RTT_MS = 200        # s3link's --profile wan: 200 +- 20 ms, 150 Mbit/s each way
+WAN_JITTER_MS = 20
+WAN_MBIT = 150
 
 
 def data_files(n=2, size=6 * MiB):
@@ -32,19 +40,6 @@ def data_files(n=2, size=6 * MiB):
     objs["t/small.parquet"] = b"x" * 1000
     objs["t/_delta_log/00000000000000000000.json"] = b"{}\n"
     return objs
-
-
-@pytest.fixture
-def wan(moto):
-    started = []
-
-    def make(**kw):
-        p = WanProxy("127.0.0.1", moto.port, make_link("wan", **kw), seed=1).start()
-        started.append(p)
-        return p
-    yield make
-    for p in started:
-        p.stop()
 
 
 def read_profile(m) -> dict:
@@ -76,32 +71,59 @@ def profile_json(run_cli, b, endpoint, *args) -> dict:
     return doc["profile"]
 
 
-@pytest.mark.parametrize("rtt_ms,mbit", [(RTT_MS, MBIT), (200, 150)], ids=["100ms-100mbit", "200ms-150mbit"])
-def test_profile_measures_a_wan_link(bucket, run_cli, wan, moto, rtt_ms, mbit):
-    b = bucket(data_files())
-    # The first byte also waits for the server (moto verifying SigV4, more so
-    # on a loaded machine): measured on loopback first, it is added to the
-    # link's round trip.
-    local = profile_json(run_cli, b, moto.endpoint, "--duration", "1s", "--max-in-flight", "8")
-    proxy = wan(rtt_ms=rtt_ms, jitter_ms=0, mbit=mbit)
-    p = profile_json(run_cli, b, proxy.endpoint)
-    print(f"configured rtt {rtt_ms} ms, {mbit} Mbit/s; server alone {local['latency_ms']:.1f} ms; "
-          f"measured {json.dumps(p)}")
-    assert abs(p["latency_ms"] - (rtt_ms + local["latency_ms"])) <= 0.25 * rtt_ms, (p, local)
-    assert p["latency_p90_ms"] >= p["latency_ms"]
-    assert within(p["bandwidth_mbit"], mbit), p
-    # A new connection pays the emulated handshake, one round trip.
-    assert 0.5 * rtt_ms <= p["connect_ms"] <= 1.5 * rtt_ms, p
+def check_shape(p):
+    """What holds of any profile, whatever the load: ordered levels, the
+    suggestion one of them, the p90 not below the median."""
+    assert p["latency_p90_ms"] >= p["latency_ms"] > 0, p
     curve = p["capacity"]
-    assert curve and [c["in_flight"] for c in curve] == sorted(c["in_flight"] for c in curve), p
+    assert curve and [c["in_flight"] for c in curve] == sorted({c["in_flight"] for c in curve}), p
+    assert curve[0]["in_flight"] == 8, p
     assert p["suggested_in_flight"] in [c["in_flight"] for c in curve], p
-    # At 8 in flight the link is far from full: 8 completions per latency.
-    assert curve[0]["in_flight"] == 8 and within(curve[0]["per_s"], 8 / (p["latency_ms"] / 1000)), p
+    assert all(c["per_s"] > 0 for c in curve), p
 
 
-def test_profile_text_output(bucket, run_cli, moto):
-    b = bucket(data_files(n=1))
-    r = run_cli("profile", f"s3://{b}/t", "--endpoint", moto.endpoint, "--force-path-style",
+def test_profile_measures_a_wan_link(s3link_wan, s3link_bucket, run_cli):
+    """Bounds that no load can break: nothing comes back sooner than the
+    shortest emulated round trip, nor faster than the emulated bandwidth
+    (twice it, for the estimate's noise), and nothing is ten times off."""
+    b = s3link_bucket(s3link_wan, data_files())
+    p = profile_json(run_cli, b, s3link_wan.endpoint)
+    print(f"s3link wan ({WAN_RTT_MS} +- {WAN_JITTER_MS} ms, {WAN_MBIT} Mbit/s): measured {json.dumps(p)}")
+    check_shape(p)
+    rtt_min = WAN_RTT_MS - WAN_JITTER_MS
+    assert 0.9 * rtt_min <= p["latency_ms"] <= 10 * WAN_RTT_MS, p
+    assert WAN_MBIT / 10 <= p["bandwidth_mbit"] <= 2 * WAN_MBIT, p
+    # A new connection pays the emulated handshake, one more round trip.
+    assert 0.5 * rtt_min <= p["connect_ms"] <= 10 * WAN_RTT_MS, p
+    # At 8 in flight: at most 8 completions per shortest round trip.
+    per_s = p["capacity"][0]["per_s"]
+    assert 8 / (10 * WAN_RTT_MS / 1000) <= per_s <= 1.2 * 8 / (rtt_min / 1000), p
+
+
+@pytest.mark.timing
+@pytest.mark.parametrize("rtt_ms,mbit", [(100, 100), (200, 150)], ids=["100ms-100mbit", "200ms-150mbit"])
+def test_profile_accuracy(tmp_path, s3link_bucket, run_cli, rtt_ms, mbit):
+    """Timing (scripts/test --full, alone): within 25 % of the emulated
+    round trip (no jitter) and bandwidth, the handshake one round trip, 8
+    completions per round trip at 8 in flight."""
+    srv = s3servers.S3Link(root=tmp_path / "root", log_path=tmp_path / "s3link.log", profile="wan",
+                           rtt_ms=rtt_ms, jitter_ms=0, mbit=mbit).start()
+    try:
+        b = s3link_bucket(srv, data_files())
+        p = profile_json(run_cli, b, srv.endpoint)
+    finally:
+        srv.stop()
+    print(f"configured rtt {rtt_ms} ms, {mbit} Mbit/s; measured {json.dumps(p)}")
+    check_shape(p)
+    assert within(p["latency_ms"], rtt_ms), p
+    assert within(p["bandwidth_mbit"], mbit), p
+    assert 0.5 * rtt_ms <= p["connect_ms"] <= 1.5 * rtt_ms, p
+    assert within(p["capacity"][0]["per_s"], 8 / (p["latency_ms"] / 1000)), p
+
+
+def test_profile_text_output(s3link_lan, s3link_bucket, run_cli):
+    b = s3link_bucket(s3link_lan, data_files(n=1))
+    r = run_cli("profile", f"s3://{b}/t", "--endpoint", s3link_lan.endpoint, "--force-path-style",
                 "--duration", "2s", "--max-in-flight", "32", timeout=60)
     assert r.returncode == 0, r
     for word in ("latency", "connect", "bandwidth", "Mbit/s", "capacity", "suggested"):
@@ -109,9 +131,9 @@ def test_profile_text_output(bucket, run_cli, moto):
     assert "ms median" in r.stdout and "p90" in r.stdout, r
 
 
-def test_profile_without_a_large_file(bucket, run_cli, moto):
-    b = bucket({"t/small.parquet": b"x" * 1000})
-    r = run_cli("profile", f"s3://{b}/t", "--endpoint", moto.endpoint, "--force-path-style")
+def test_profile_without_a_large_file(s3link_lan, s3link_bucket, run_cli):
+    b = s3link_bucket(s3link_lan, {"t/small.parquet": b"x" * 1000})
+    r = run_cli("profile", f"s3://{b}/t", "--endpoint", s3link_lan.endpoint, "--force-path-style")
     assert r.returncode == 1, r
     assert "no object of at least" in r.stderr and r.stderr.count("\n") == 1, r
 
@@ -124,9 +146,9 @@ def test_profile_usage_errors(run_cli, args):
     assert r.returncode == 2 and "see sievefs profile --help" in r.stderr, r
 
 
-def test_mount_warmup_fills_the_profile(bucket, mount):
-    b = bucket(data_files())
-    m = mount(bucket=b, prefix="t", warmup="automatic")
+def test_mount_warmup_fills_the_profile(s3link_lan, s3link_bucket, mount):
+    b = s3link_bucket(s3link_lan, data_files())
+    m = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint, warmup="automatic")
     # The mount answers at once, while the warmup runs.
     assert sorted(os.listdir(m.mp))[:2] == ["_delta_log", "part-00000.parquet"]
     doc = wait_warmup(m)
@@ -144,9 +166,9 @@ def test_mount_warmup_fills_the_profile(bucket, mount):
     assert (m.mp / "small.parquet").read_bytes() == b"x" * 1000
 
 
-def test_warmup_none_sends_no_sampling_request(bucket, mount):
-    b = bucket(data_files(n=1))
-    m = mount(bucket=b, prefix="t")  # the fixture's default: --warmup none
+def test_warmup_none_sends_no_sampling_request(s3link_lan, s3link_bucket, mount):
+    b = s3link_bucket(s3link_lan, data_files(n=1))
+    m = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint)  # the fixture's default: --warmup none
     time.sleep(1.0)
     doc = read_profile(m)
     assert doc == {"state": "none", "valid": False, "runs": 0, "age_s": None, "profile": None}, doc
@@ -155,17 +177,17 @@ def test_warmup_none_sends_no_sampling_request(bucket, mount):
     assert "profile" in os.listdir(m.mp / ".sieve")
 
 
-def test_warmup_network_zero_skips_sampling(bucket, mount):
-    b = bucket(data_files(n=1))
-    m = mount(bucket=b, prefix="t", warmup="network=0")
+def test_warmup_network_zero_skips_sampling(s3link_lan, s3link_bucket, mount):
+    b = s3link_bucket(s3link_lan, data_files(n=1))
+    m = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint, warmup="network=0")
     time.sleep(0.5)
     assert read_profile(m)["state"] == "none"
     assert m.stats()["warmup_requests"] == 0
 
 
-def test_warmup_without_a_large_file_leaves_the_mount_working(bucket, mount):
-    b = bucket({"t/a.parquet": b"a" * 5000, "t/sub/b.bin": b"b" * 100})
-    m = mount(bucket=b, prefix="t", warmup="network=2s")
+def test_warmup_without_a_large_file_leaves_the_mount_working(s3link_lan, s3link_bucket, mount):
+    b = s3link_bucket(s3link_lan, {"t/a.parquet": b"a" * 5000, "t/sub/b.bin": b"b" * 100})
+    m = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint, warmup="network=2s")
     doc = wait_warmup(m)
     assert doc["state"] == "failed" and doc["valid"] is False, doc
     assert m.stats()["warmup_requests"] == 0
@@ -198,15 +220,15 @@ def test_mount_help_and_bad_warmup(run_cli, tmp_path):
         assert r.returncode == 1 and "--warmup" in r.stderr, r
 
 
-def test_mount_on_a_terminal_prints_the_profile(bucket, moto, sievefs_bin, tmp_path, home):
+def test_mount_on_a_terminal_prints_the_profile(s3link_lan, s3link_bucket, moto, sievefs_bin, tmp_path, home):
     """Without -f on a terminal, `sievefs mount` waits for the warmup and
     prints the profile; the mount answers meanwhile."""
-    b = bucket(data_files(n=1))
+    b = s3link_bucket(s3link_lan, data_files(n=1))
     mp = tmp_path / "mnt"
     mp.mkdir()
     env = s3env.clean_env(home=home)
     env.update(moto.creds.env())
-    argv = [sievefs_bin, "mount", f"s3://{b}/t", str(mp), "--endpoint", moto.endpoint,
+    argv = [sievefs_bin, "mount", f"s3://{b}/t", str(mp), "--endpoint", s3link_lan.endpoint,
             "--force-path-style", "--warmup", "network=2s"]
     pid, fd = pty.fork()
     if pid == 0:  # the child: sievefs on the pty
@@ -237,30 +259,31 @@ def test_mount_on_a_terminal_prints_the_profile(bucket, moto, sievefs_bin, tmp_p
         s3env.unmount(mp, pids)
 
 
-def test_unmount_during_the_warmup(bucket, mount, wan):
+def test_unmount_during_the_warmup(s3link_wan, s3link_bucket, mount):
     """Unmounting cancels a running warmup: the daemon exits at once, its
     requests still out are completed by the client's shutdown."""
-    b = bucket(data_files(n=1))
-    proxy = wan(rtt_ms=RTT_MS, jitter_ms=0, mbit=MBIT)
-    m = mount(bucket=b, prefix="t", endpoint=proxy.endpoint, warmup="network=30s")
+    b = s3link_bucket(s3link_wan, data_files(n=1))
+    m = mount(bucket=b, prefix="t", endpoint=s3link_wan.endpoint, warmup="network=30s")
     time.sleep(1.0)
     assert read_profile(m)["state"] == "running"
     t0 = time.monotonic()
-    m.unmount()
-    assert time.monotonic() - t0 < 10
+    notes = m.unmount()
+    # Far below the warmup's 30 s; no SIGKILL was needed (the fixture fails the test otherwise).
+    assert time.monotonic() - t0 < 15, notes
     assert m.proc.returncode == 0
 
 
-def test_the_profile_sets_the_client_limits(bucket, mount):
+def test_the_profile_sets_the_client_limits(s3link_lan, s3link_bucket, mount):
     """Without --max-connections the warmup samples up to 512 in flight and
     then sets the client's limit from the profile; with it, the warmup stays
     within it and the limit is kept."""
-    b = bucket(data_files())
-    m = mount(bucket=b, prefix="t", warmup="automatic", args=("--log-level", "info"))
+    b = s3link_bucket(s3link_lan, data_files())
+    m = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint, warmup="automatic", args=("--log-level", "info"))
     p = wait_warmup(m)["profile"]
     want = min(512, max(32, p["suggested_in_flight"]))
     assert f"warmup: {want} requests in flight" in m.stderr(), m.stderr()
-    m2 = mount(bucket=b, prefix="t", warmup="automatic", args=("--log-level", "info", "--max-connections", "16"))
+    m2 = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint, warmup="automatic",
+               args=("--log-level", "info", "--max-connections", "16"))
     p2 = wait_warmup(m2)["profile"]
     assert p2["capacity"] and all(c["in_flight"] <= 16 for c in p2["capacity"]), p2
     assert "warmup: 16 requests in flight" in m2.stderr(), m2.stderr()
@@ -291,7 +314,7 @@ def test_a_failed_warmup_is_retried_once_by_the_first_query(mount, tbucket, prox
     assert read_profile(m)["runs"] == 2, "a second retry"
 
 
-def test_a_warmup_that_fails_again_is_not_retried_twice(mount, bucket):
+def test_a_warmup_that_fails_again_is_not_retried_twice(mount, s3link_lan, s3link_bucket):
     """No file large enough to sample: the retry fails as the warmup did,
     the query goes on without a profile, and no third run follows."""
     import pyarrow as pa
@@ -300,8 +323,8 @@ def test_a_warmup_that_fails_again_is_not_retried_twice(mount, bucket):
     buf = io.BytesIO()
     pq.write_table(pa.table({"a": list(range(1000)), "b": [i * 2 for i in range(1000)]}), buf,
                    write_page_index=True)
-    b = bucket({"t/small.parquet": buf.getvalue()})
-    m = mount(bucket=b, warmup="network=1s")
+    b = s3link_bucket(s3link_lan, {"t/small.parquet": buf.getvalue()})
+    m = mount(bucket=b, endpoint=s3link_lan.endpoint, warmup="network=1s")
     doc = wait_warmup(m)
     assert doc["state"] == "failed" and doc["runs"] == 1, doc
     import viewdata as vd

@@ -769,11 +769,17 @@ def test_unmount_with_a_hint_still_being_written(m):
     fd = os.open(hints_dir(m) / "p.json", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     os.write(fd, json.dumps({"where": "sel < 30"}).encode())
     os.kill(m.proc.pid, signal.SIGTERM)
-    m.proc.wait(30)
     try:
-        os.close(fd)
-    except OSError:
-        pass
+        rc = m.proc.wait(30)
+    except subprocess.TimeoutExpired:
+        pytest.fail("the daemon did not exit within 30 s of SIGTERM with a hint open for writing")
+    assert rc == 0, f"daemon exit status {rc} after SIGTERM with a hint open for writing"
+    try:
+        os.close(fd)  # the daemon is gone: the close may fail, but must not hang
+    except OSError as e:
+        assert e.errno in (errno.ENOTCONN, errno.EIO, errno.ENODEV), e
+    assert s3env.wait_for(lambda: not s3env.mounts_at(m.mp), 10), "the mount outlived its daemon"
+    assert not (m.mp / ".sieve").exists(), "still served after the daemon exited"
 
 
 def test_attribute_changes_outside_hints_are_refused(m):

@@ -146,10 +146,22 @@ Test(retry_backoff, huge_attempt_numbers_do_not_overflow)
     for (uint32_t attempt = 30; attempt < 70; attempt++)
         max_over_draws(&policy, attempt, 99, 5000);
     max_over_draws(&policy, UINT32_MAX, 7, 5000);
-    const retry_policy big = { .max_attempts = 3, .base_ms = UINT32_MAX, .cap_ms = UINT32_MAX };
-    uint64_t state = 42;
-    for (uint32_t attempt = 1; attempt < 40; attempt++)
-        cr_expect_leq(retry_backoff_ms(&big, attempt, &state), UINT32_MAX);
+    /* A base above 2^31 overflows 32 bits at the first doubling, and any
+     * base does from attempt 33 on: an overflowed ceiling wraps to a smaller
+     * number (or 0), so draws would never reach the top of the range. With
+     * the cap at UINT32_MAX, the ceiling is UINT32_MAX from attempt 2 on and
+     * full jitter reaches its top 5%. (A uint32_t draw is always <=
+     * UINT32_MAX: only how high the draws go can show an overflow.) */
+    const retry_policy big = { .max_attempts = 3, .base_ms = 3000000000u, .cap_ms = UINT32_MAX };
+    for (uint32_t attempt = 2; attempt < 70; attempt += 3) {
+        const uint32_t max = max_over_draws(&big, attempt, 42u + attempt, UINT32_MAX);
+        cr_expect_geq(max, UINT32_MAX - UINT32_MAX / 20, "attempt %u: draws reach only %u", attempt, max);
+    }
+    const retry_policy huge_base = { .max_attempts = 3, .base_ms = UINT32_MAX, .cap_ms = 5000 };
+    for (uint32_t attempt = 1; attempt < 70; attempt += 4) {
+        const uint32_t max = max_over_draws(&huge_base, attempt, 7u + attempt, 5000);
+        cr_expect_geq(max, 4750, "attempt %u: draws reach only %u of the cap 5000", attempt, max);
+    }
 }
 
 Test(retry_backoff, cap_below_base_wins)

@@ -445,11 +445,11 @@ static delay_store *delay_store_create(object_store *inner, double latency_s, do
     return d;
 }
 
-Test(warmup, measures_a_modelled_link)
+/* 20 ms per request, 15 ms more for a new connection, 50 MB/s shared, 32
+ * requests served at once: 1,600 completions a second at most. */
+static conn_profile measure_modelled_link(void)
 {
     table();
-    /* 20 ms per request, 15 ms more for a new connection, 50 MB/s shared,
-     * 32 requests served at once: 1,600 completions a second at most. */
     delay_store *d = delay_store_create(mem_store_base(m), 0.020, 0.015, 50e6, 32);
     warmup_config c = quick();
     c.budget_s = 5.0;
@@ -462,23 +462,59 @@ Test(warmup, measures_a_modelled_link)
                 p.latency_p90_s * 1e3, p.connect_s * 1e3, p.bandwidth_Bps / 1e6, p.suggested_in_flight);
     for (uint32_t i = 0; i < p.n_capacity; i++)
         cr_log_info("  %u in flight: %.0f/s", p.capacity[i].in_flight, p.capacity[i].per_s);
+    return p;
+}
+
+/* What cannot depend on the machine's load: the structure of the profile,
+ * the model's physical limits (no completion before its delay, no more
+ * than 32 at once, no more bytes than 50 MB/s), and bounds an order of
+ * magnitude wide. How close the measures come (the accuracy) is timing:
+ * warmup_timing below, run by scripts/test --full only. */
+Test(warmup, measures_a_modelled_link)
+{
+    const conn_profile p = measure_modelled_link();
     cr_assert(p.valid);
     cr_expect_geq(p.latency_s, 0.020);
+    cr_expect_geq(p.latency_p90_s, p.latency_s);
+    cr_assert_geq(p.n_capacity, 3);
+    cr_expect_eq(p.capacity[0].in_flight, 8);
+    bool suggested_measured = false;
+    for (uint32_t i = 0; i < p.n_capacity; i++) {
+        if (i > 0)
+            cr_expect_gt(p.capacity[i].in_flight, p.capacity[i - 1].in_flight);
+        suggested_measured |= p.capacity[i].in_flight == p.suggested_in_flight;
+    }
+    cr_expect(suggested_measured, "suggested %u is not a measured level", p.suggested_in_flight);
     /* Under valgrind every thread hop takes milliseconds: only the above holds. */
     if (RUNNING_ON_VALGRIND)
         return;
-    /* Bounds wide enough for a loaded machine: every completion is two
-     * thread wake-ups late (this worker's, then mem_store's). */
+    cr_expect(p.latency_s < 0.200, "latency %f", p.latency_s);
+    cr_expect(p.connect_s >= 0 && p.connect_s < 0.150, "connect %f", p.connect_s);
+    cr_expect(p.bandwidth_Bps > 5e6 && p.bandwidth_Bps < 2 * 50e6, "bandwidth %f", p.bandwidth_Bps);
+    /* 8 in flight over at least 20 ms: at most 400 a second. */
+    cr_expect(p.capacity[0].per_s > 40 && p.capacity[0].per_s < 440, "at 8: %f", p.capacity[0].per_s);
+    for (uint32_t i = 1; i < p.n_capacity; i++)
+        cr_expect(p.capacity[i].per_s < 1850, "level %u: %f", p.capacity[i].in_flight, p.capacity[i].per_s);
+}
+
+/* The accuracy of the same measure: timing, so not in CI (the project's
+ * rule: timing lives in benchmarks); scripts/test --full runs it alone,
+ * with SIEVE_TIMING=1 (its --filter: warmup/ then the test name). */
+Test(warmup, measures_a_modelled_link_accurately)
+{
+    if (!getenv("SIEVE_TIMING") || RUNNING_ON_VALGRIND)
+        cr_skip_test("accuracy, timing: SIEVE_TIMING=1 (scripts/test --full)");
+    const conn_profile p = measure_modelled_link();
+    cr_assert(p.valid);
+    /* Every completion is two thread wake-ups late (this worker's, then
+     * mem_store's). */
     cr_expect(p.latency_s < 0.030, "latency %f", p.latency_s);
     cr_expect(p.connect_s > 0.008 && p.connect_s < 0.030, "connect %f", p.connect_s);
     cr_expect(p.bandwidth_Bps > 0.75 * 50e6 && p.bandwidth_Bps < 1.25 * 50e6, "bandwidth %f", p.bandwidth_Bps);
     cr_assert_geq(p.n_capacity, 3);
-    cr_expect_eq(p.capacity[0].in_flight, 8);
     /* 8 in flight over 20 ms: 400 a second; the plateau from 32 on (at 32
      * exactly, each slot idles for the turnaround, so 128 may win). */
     cr_expect(p.capacity[0].per_s > 250 && p.capacity[0].per_s < 420, "at 8: %f", p.capacity[0].per_s);
     cr_expect(p.suggested_in_flight >= 32 && p.suggested_in_flight <= 128, "suggested %u",
               p.suggested_in_flight);
-    for (uint32_t i = 1; i < p.n_capacity; i++)
-        cr_expect(p.capacity[i].per_s < 1850, "level %u: %f", p.capacity[i].in_flight, p.capacity[i].per_s);
 }
