@@ -1,5 +1,6 @@
 """The contenders of scripts/bench: ways an unmodified reader gets at a table
-in S3, each reached through the same emulated link (scripts/lib/wanproxy.py).
+in S3, each reaching the same endpoint (s3link with the link emulated inside
+it, or moto/versitygw behind scripts/lib/wanproxy.py: bench_link.py).
 
 A contender is set up once per run (a fresh mount, so no cache survives from
 the run before), hands the reader a location, reports the CPU time and peak
@@ -10,12 +11,16 @@ memory of its own daemon, and is torn down:
   s3fs    s3fs-fuse (Debian package s3fs), no local cache
   rclone  rclone mount (Debian package rclone), --vfs-cache-mode full on an
           empty cache directory (what rclone's documentation prescribes for
-          programs that seek)
-  direct  the reader's own S3 client: pyarrow's S3FileSystem, deltalake with an
-          s3:// URI (DuckDB's httpfs extension cannot be downloaded here, so
-          DuckDB has no direct run)
+          programs that seek); not in the quick plan
+  direct  the reader's own S3 client, reading S3 directly (bench_reader.py):
+          pyarrow's S3FileSystem, DuckDB's httpfs extension
+          (bench_duckdb_httpfs.py), deltalake and polars with s3:// URIs
 
-S3 traffic (bytes, requests) is counted by the proxy, the same way for all.
+With an https endpoint (scripts/bench --tls) the CA bundle of the server's
+self-signed certificate goes to sievefs as AWS_CA_BUNDLE, to s3fs as
+CURL_CA_BUNDLE, to rclone as --ca-cert and to the direct readers in their
+spec (bench_reader.py). S3 traffic (bytes, requests) is counted by the
+server's (or proxy's) counters, the same way for all.
 """
 from __future__ import annotations
 
@@ -88,11 +93,12 @@ class Contender:
     name = "?"
     fuse = True
 
-    def __init__(self, work: Path, bucket: str, endpoint: str, creds):
+    def __init__(self, work: Path, bucket: str, endpoint: str, creds, ca_bundle: str | None = None):
         self.work = work
         self.bucket = bucket
-        self.endpoint = endpoint  # the proxy, http://127.0.0.1:PORT
+        self.endpoint = endpoint  # s3link or the proxy, http(s)://127.0.0.1:PORT
         self.creds = creds
+        self.ca_bundle = ca_bundle  # an https endpoint's CA bundle
         self.mp = work / f"mnt-{self.name}"
         self.pids: list[int] = []
         self.init_seconds = 0.0
@@ -102,6 +108,9 @@ class Contender:
     def env(self) -> dict:
         env = s3env.clean_env(extra=self.creds.env())
         env.pop("AWS_CA_BUNDLE", None)  # http endpoint: some tools refuse a CA bundle for it
+        if self.ca_bundle:
+            env["AWS_CA_BUNDLE"] = self.ca_bundle      # sievefs
+            env["CURL_CA_BUNDLE"] = self.ca_bundle     # s3fs (libcurl)
         return env
 
     def setup(self, table_prefix: str, query: dict) -> str:
@@ -207,7 +216,9 @@ class SievefsView(SievefsPlain):
         t = time.perf_counter()
         self._mount()
         hint = query["hint"] or {}  # a full scan: the empty hint selects every row
-        args = [BIN, "hint", str(self.mp), "q"]
+        # the hint names its table: the view shows that directory, and a Delta
+        # table's log statistics narrow each file's selection
+        args = [BIN, "hint", str(self.mp), "q", "--table", table_prefix.strip("/")]
         if hint.get("where"):
             args += ["--where", hint["where"]]
         if hint.get("columns"):
@@ -217,7 +228,7 @@ class SievefsView(SievefsPlain):
             raise RuntimeError(f"sievefs hint rejected {json.dumps(hint)}: {r.stderr.strip()}")
         self.init_seconds = time.perf_counter() - t
         self.hint_name = "q"
-        return str(Path(r.stdout.strip()) / table_prefix)
+        return r.stdout.strip()
 
     def view_stats(self):
         return _read_json(self.mp / ".sieve" / "hints" / f"{self.hint_name}.stats")
@@ -256,7 +267,7 @@ class Rclone(Contender):
                 "--s3-endpoint", self.endpoint, "--s3-access-key-id", self.creds.access_key_id,
                 "--s3-secret-access-key", self.creds.secret_access_key, "--s3-region", "us-east-1",
                 "--read-only", "--vfs-cache-mode", "off", "--daemon", "--cache-dir", str(self.cache),
-                *RCLONE_EXTRA]
+                *(["--ca-cert", self.ca_bundle] if self.ca_bundle else []), *RCLONE_EXTRA]
         r = subprocess.run(argv, env=self.env(), capture_output=True, text=True, timeout=120)
         if r.returncode != 0:
             raise RuntimeError(f"rclone mount failed: {r.stderr.strip()}")
@@ -284,7 +295,7 @@ class Direct(Contender):
         pass
 
 
-def make(name: str, work: Path, bucket: str, endpoint: str, creds) -> Contender:
+def make(name: str, work: Path, bucket: str, endpoint: str, creds, ca_bundle: str | None = None) -> Contender:
     cls = {"view": SievefsView, "plain": SievefsPlain, "s3fs": S3fs, "rclone": Rclone,
            "direct": Direct}[name]
-    return cls(work, bucket, endpoint, creds)
+    return cls(work, bucket, endpoint, creds, ca_bundle)

@@ -44,6 +44,13 @@ columns, written as Delta tables in one of four layouts (`layouts`):
            pyarrow writes first. File names carry Spark's random UUIDs, so
            regenerated tables are not byte-identical. Always SNAPPY.
 
+  appends  (lineitem_w18_snappy_appends, generate_appends()) a table grown by
+           appends: the 16 lineitem columns, rownum and a `day` partition,
+           written by 10 deltalake.write_deltalake(mode="append",
+           partition_by=["day"]) calls with every other default, 30 new days
+           each: 300 small files (about 0.6 MB at scale 0.6), 3.6 M rows. Its
+           query is `point_id` (4 rows by l_orderkey, 6 columns).
+
 one variant uncompressed, one ZSTD; optionally (dv=True) a copy of each
 width (first codec, first layout) whose scattered ~1 % of rows are deleted by
 Spark with deletion vectors.
@@ -911,6 +918,128 @@ def deleted_rows(rows: int) -> int:
     return n
 
 
+# -- a table grown by appends: many small files -------------------------------------------------
+# What a Delta table that grows by appends looks like (issue 44's reference: 300 files of
+# about 1.4 MB, 3 M rows, 18 columns, partitioned by day): the 16 lineitem columns, rownum
+# and a `day` partition column, written by `appends` deltalake.write_deltalake(mode="append",
+# partition_by=["day"]) calls with every other default, each adding `days` new days, so
+# appends x days files (one per day and append) whose row ids (l_orderkey, rownum) grow
+# with the day. Its query (queries()): `point_id`, the rows of one order (4 rows) by
+# l_orderkey, projecting 6 columns.
+APPENDS_LAYOUT = "appends"
+APPENDS_SCALE = 0.6                 # 3.6 M rows: files of about 0.6 MB (the issue's reference: 3 M rows)
+APPENDS_VERSION = 2                 # bump on any change to this table: cached ones are then regenerated
+APPENDS = 10
+APPENDS_DAYS = 30                   # days per append: 300 files
+APPENDS_FIRST_DAY = "2024-01-01"
+APPENDS_PROJECT = ["l_orderkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_shipdate", "l_comment"]
+APPENDS_POINT_AT = 0.4              # the id: the first order of 4 lines at or after 40 % of the rows
+APPENDS_POINT_LINES = 4
+
+
+def appends_table_name(appends: int = APPENDS, days: int = APPENDS_DAYS) -> str:
+    return "lineitem_w18_snappy_appends" + ("" if (appends, days) == (APPENDS, APPENDS_DAYS)
+                                            else f"_{appends}x{days}")
+
+
+def appends_columns() -> list[tuple[str, str]]:
+    """(name, type) of the appends table: the lineitem columns, rownum, day (the partition)."""
+    return list(LINEITEM) + [("rownum", "int64"), ("day", "date")]
+
+
+def _point_key(src: Path, rows: int) -> tuple[int, int]:
+    """(l_orderkey, its rownum) of the first order with APPENDS_POINT_LINES lines at or after
+    APPENDS_POINT_AT of the rows (lineitem is sorted by l_orderkey)."""
+    import numpy as np
+    import pyarrow.parquet as pq
+    ok = pq.read_table(src, columns=["l_orderkey"]).column(0).to_numpy()
+    start = int(rows * APPENDS_POINT_AT)
+    keys, first, counts = np.unique(ok[start:], return_index=True, return_counts=True)
+    i = int(np.flatnonzero(counts == APPENDS_POINT_LINES)[1])   # [1]: the first may be cut by `start`
+    return int(keys[i]), start + int(first[i])
+
+
+def generate_appends(out_dir, scale: float = APPENDS_SCALE, appends: int = APPENDS,
+                     days: int = APPENDS_DAYS) -> dict:
+    """The table of many small files (above), cached like the others. Returns
+    {name: info}; info as generate()'s plus partition_columns, appends, days,
+    point_orderkey, point_rownum; files are the active files of its log (paths
+    relative to the table, under day=YYYY-MM-DD/). File names carry delta-rs's
+    random UUIDs, so regenerated tables are not byte-identical."""
+    import datetime
+    import deltalake
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = appends_table_name(appends, days)
+    params = {"generator": GENERATOR_VERSION, "appends_version": APPENDS_VERSION, "layout": APPENDS_LAYOUT,
+              "scale": scale, "appends": appends,
+              "days": days, "deltalake": deltalake.__version__, "tpchgen": tpchgen_version()}
+    info = _cached(out_dir, name, params)
+    if info is not None:
+        return {name: dict(info, cached=True)}
+    t0 = time.perf_counter()
+    src = tpch_lineitem(out_dir, scale)
+    rows = pq.ParquetFile(src).metadata.num_rows
+    per_append = -(-rows // appends)
+    day0 = datetime.date.fromisoformat(APPENDS_FIRST_DAY)
+    schema = pa.schema([pa.field(n, arrow_type(t), nullable=True) for n, t in appends_columns()])
+    tmp = out_dir / f"{name}.tmp{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for start, batch in _chunks(src, per_append):
+        wide = widen(batch, start, FIXED_COLUMNS)
+        # this append's days: `days` new ones, rows spread evenly over them
+        local = np.arange(batch.num_rows, dtype=np.int64)
+        day = (start // per_append) * days + (local * days) // batch.num_rows
+        days_col = pa.array(day.astype(np.int32) + np.int32((day0 - datetime.date(1970, 1, 1)).days)).cast(pa.date32())
+        t = pa.table([*(wide.column(n) for n, _ in appends_columns()[:-1]), days_col], schema=schema)
+        deltalake.write_deltalake(str(tmp), t, mode="append", partition_by=["day"])
+    dt = deltalake.DeltaTable(str(tmp))
+    adds = dt.get_add_actions(flatten=True)
+    files, n = [], 0
+    for rel in sorted(str(x) for x in adds.column("path").to_pylist()):
+        md = pq.ParquetFile(tmp / rel).metadata
+        files.append({"path": rel, "rows": md.num_rows, "row_groups": md.num_row_groups,
+                      "bytes": (tmp / rel).stat().st_size})
+        n += md.num_rows
+    if n != rows or dt.version() != appends - 1:
+        raise RuntimeError(f"{name}: {n} rows in version {dt.version()}, expected {rows} in {appends - 1}")
+    key, at = _point_key(src, rows)
+    final = out_dir / name
+    shutil.rmtree(final, ignore_errors=True)
+    tmp.rename(final)
+    cols = appends_columns()
+    info = {"name": name, "path": str(final), "width": len(cols), "codec": "snappy", "dv": False,
+            "rows": rows, "physical_rows": rows, "files": files, "bytes": sum(f["bytes"] for f in files),
+            "columns": [c for c, _ in cols], "types": {c: DELTA_TYPE.get(t, t) for c, t in cols},
+            "row_group_rows": None, "page_rows": None, "layout": APPENDS_LAYOUT, "partition_columns": ["day"],
+            "appends": appends, "days": days, "point_orderkey": key, "point_rownum": at,
+            "seconds": round(time.perf_counter() - t0, 1)}
+    _save_manifest(out_dir, name, params, info)
+    log(f"wrote {name} with {appends} deltalake {deltalake.__version__} appends ({rows:,} rows, {len(files)} files "
+        f"of {min(f['bytes'] for f in files) / 1e6:.2f}-{max(f['bytes'] for f in files) / 1e6:.2f} MB) in "
+        f"{time.perf_counter() - t0:.1f} s")
+    return {name: dict(info, cached=False)}
+
+
+def _appends_queries(table: dict) -> list[dict]:
+    key = table["point_orderkey"]
+    pred = f"l_orderkey = {key}"
+    cols = list(APPENDS_PROJECT)
+    select = ", ".join(cols)
+    import pyarrow.compute as pc
+    return [{"name": "point_id", "layout": "point", "selectivity": APPENDS_POINT_LINES / table["rows"],
+             "predicate": pred,
+             "sql_duckdb": f"SELECT {select} FROM read_parquet({{files}}) WHERE {pred}",
+             "sql_spark": f"SELECT {select} FROM delta.`{{table}}` WHERE {pred}",
+             "sql_deltalake": f"SELECT {select} FROM t WHERE {pred}",
+             "pyarrow_filter": pc.field("l_orderkey") == key, "columns": cols, "filter_columns": ["l_orderkey"],
+             "hint": {"where": pred, "columns": cols}, "expected_rows": APPENDS_POINT_LINES,
+             "files": [f["path"] for f in table["files"]]}]
+
+
 # -- queries ------------------------------------------------------------------------------------
 def _count_sel(rows: int, threshold: int, exclude_deleted: bool) -> int:
     import numpy as np
@@ -965,6 +1094,8 @@ def queries(table: dict, n_project: int = PROJECT_COLUMNS) -> list[dict]:
       expected_rows rows the filter selects (live rows only, on a DV table)
     Fill a template with render(q["sql_duckdb"], dir)."""
     import pyarrow.compute as pc
+    if table.get("layout") == APPENDS_LAYOUT:
+        return _appends_queries(table)
     rows = table["physical_rows"]
     dv = bool(table.get("dv"))
     cols = projection(table["columns"], n_project)
@@ -1002,9 +1133,17 @@ def queries(table: dict, n_project: int = PROJECT_COLUMNS) -> list[dict]:
     return out
 
 
-def render(sql_template: str, table_dir) -> str:
-    """A query's sql_duckdb / sql_spark with its table directory filled in."""
-    return sql_template.replace("{table}", str(table_dir).replace("'", "''"))
+def render(sql_template: str, table_dir, files=None) -> str:
+    """A query's sql_duckdb / sql_spark with its table directory filled in,
+    and {files} (the appends table's query) with the list of its files
+    (paths relative to the table: a query's "files")."""
+    d = str(table_dir).rstrip("/")
+    out = sql_template.replace("{table}", d.replace("'", "''"))
+    if "{files}" in out:
+        if files is None:
+            raise ValueError("this query reads {files}: pass the query's files")
+        out = out.replace("{files}", "[" + ", ".join("'" + f"{d}/{f}".replace("'", "''") + "'" for f in files) + "]")
+    return out
 
 
 def hint_json(q: dict) -> str | None:
@@ -1031,10 +1170,14 @@ def main(argv=None) -> int:
     ap.add_argument("--page-rows", type=int, default=DEFAULT_PAGE_ROWS)
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--queries", action="store_true", help="include every table's queries in the summary")
+    ap.add_argument("--appends", metavar="SCALE,APPENDS,DAYS", help="also the appends table (e.g. 0.5,10,30)")
     a = ap.parse_args(argv)
     res = generate(a.out, a.scale, tuple(int(w) for w in _csv(a.widths)), tuple(_csv(a.codecs)), a.dv,
                    a.target_file_mib, a.row_group_rows, page_rows=a.page_rows, threads=a.threads,
                    layouts=tuple(_csv(a.layouts)))
+    if a.appends:
+        sc, n, d = _csv(a.appends)
+        res["tables"].update(generate_appends(a.out, float(sc), int(n), int(d)))
     for info in res["tables"].values():
         info.pop("types", None)
         if a.queries:

@@ -1,14 +1,26 @@
-"""docs/benchmarks.md and docs/img/*.png from the runs of scripts/bench."""
+"""docs/benchmarks.md and docs/img/bench-*.png from the runs of scripts/bench
+(bench.py; `scripts/bench --report-from RUNS.json` writes them again from a
+kept run). The report opens with the headline (per link: each contender's
+first-query time and bytes per table and query, view ÷ plain, view ÷ the best
+direct reader and the physical-limit model, with a plot per link), then the
+raw tables, the connection profiles of the sievefs mounts, the bytes against
+the reader's own reads, notes, and the method."""
 from __future__ import annotations
 
 import os
 import platform
+import re
 import statistics
 import subprocess
 from collections import defaultdict
 from pathlib import Path
 
-ORDER = ("view", "plain", "s3fs", "rclone", "direct", "model")
+MOUNTS = ("view", "plain", "s3fs", "rclone")
+DIRECT = ("pyarrow-s3", "duckdb-httpfs", "deltalake-s3", "polars-s3")
+DIRECT_TEXT = {"pyarrow-s3": "pyarrow.dataset on pyarrow's S3FileSystem (pre_buffer)",
+               "duckdb-httpfs": "DuckDB read_parquet on s3:// through its httpfs extension",
+               "deltalake-s3": "deltalake (delta-rs) DeltaTable + QueryBuilder on an s3:// URI",
+               "polars-s3": "polars scan_parquet on s3:// URIs (its own object store)"}
 LAYOUT_TEXT = {
     "sieve": "pyarrow tuned for views (PLAIN, no dictionary, page index, pages ≤ 1 MiB or 20,000 rows)",
     "pyarrow": "pyarrow ParquetWriter, use_dictionary=False, write_page_index=True, data_page_size 1 MiB, "
@@ -17,29 +29,12 @@ LAYOUT_TEXT = {
                        "1 MiB), pages of 1 MiB or 20,000 rows, no OffsetIndex; page maps from `sievefs index`",
     "duckdb": "DuckDB COPY (FORMAT parquet, ROW_GROUP_SIZE, COMPRESSION), defaults otherwise: one page per "
               "column chunk, dictionary where DuckDB picks it, no OffsetIndex",
+    "deltalake": "deltalake.write_deltalake with every default (Snappy, dictionary pages, an OffsetIndex)",
+    "spark": "Spark + delta-spark with every default (parquet-java: Snappy, dictionary pages, page CRCs, "
+             "an OffsetIndex)",
+    "appends": "a table grown by deltalake.write_deltalake appends with its defaults, partitioned by day: "
+               "many small files (Snappy, dictionary pages, an OffsetIndex)",
 }
-
-
-def _versions() -> str:
-    out = []
-    sievefs = os.environ.get("SIEVEFS_BIN", "build/sievefs")  # the binary the runs used (bench_mount.BIN)
-    for name, argv in (("sievefs", [sievefs, "--version"]), ("s3fs", ["s3fs", "--version"]),
-                       ("rclone", ["rclone", "version"])):
-        try:
-            r = subprocess.run(argv, capture_output=True, text=True, timeout=10,
-                               cwd=Path(__file__).resolve().parents[2])
-            out.append(f"{name} {(r.stdout or r.stderr).splitlines()[0].split(' ')[-1 if name == 'sievefs' else 1]}"
-                       if name != "s3fs" else "s3fs " + (r.stdout.split()[6] if len(r.stdout.split()) > 6 else "?"))
-        except (OSError, IndexError, subprocess.SubprocessError):
-            out.append(f"{name} ?")
-    import deltalake
-    import duckdb
-    import moto
-    import pyarrow
-    out += [f"duckdb {duckdb.__version__}", f"pyarrow {pyarrow.__version__}",
-            f"deltalake {deltalake.__version__}", f"moto {moto.__version__}"]
-    return ", ".join(out)
-
 
 def sievefs_commit() -> str:
     """The checkout whose build/sievefs runs: HEAD, and the last commit that
@@ -149,24 +144,52 @@ def _fmt_profile(ps: dict) -> str:
     return ", ".join(bits) or "profile without the known fields (recorded in the JSON)"
 
 
+
+
 def _med(xs):
     return statistics.median(xs) if xs else float("nan")
 
 
+def _ok(x) -> bool:
+    return isinstance(x, (int, float)) and x == x
+
+
+def query_text(name: str) -> str:
+    """scattered_0_1pct -> '0.1 % scattered'; point_id -> '4 rows by id'."""
+    m = re.fullmatch(r"(scattered|clustered)_(\d+)_?(\d*)pct", name)
+    if m:
+        return f"{m[2]}{'.' + m[3] if m[3] else ''} % {m[1]}"
+    return {"full_scan": "full scan", "point_id": "4 rows by id"}.get(name, name)
+
+
+def label_order(labels) -> list:
+    def key(lab):
+        base, _, reader = lab.partition("/")
+        if base in MOUNTS:
+            return (0, MOUNTS.index(base), reader)
+        if lab in DIRECT:
+            return (1, DIRECT.index(lab), "")
+        return (2, 0, lab)
+    return sorted(set(labels), key=key)
+
+
+FIELDS = ("init_s", "query_s", "later_s", "bytes", "body_bytes", "requests", "cpu_s", "peak_bytes",
+          "daemon_cpu_s", "daemon_peak_bytes", "kernel_bytes", "reader_bytes", "slowdown_503", "connections")
+
+
 def summarize(runs: list, models: list) -> dict:
-    """{(profile, table, query, reader): {contender: medians}}"""
+    """{(profile, table, query): {label: medians (+ n, same, reasons), "model": the limit}}"""
     groups = defaultdict(lambda: defaultdict(list))
     for r in runs:
-        groups[(r["profile"], r["table"], r["query"], r["reader"])][r["contender"]].append(r)
+        groups[(r["profile"], r["table"], r["query"])][r.get("label") or r["contender"]].append(r)
     out = {}
     for key, by in groups.items():
         row = {}
         for c, rs in by.items():
-            row[c] = {k: _med([r[k] for r in rs if r.get(k) is not None])
-                      for k in ("init_s", "query_s", "later_s", "bytes", "requests", "cpu_s", "peak_bytes",
-                                "daemon_cpu_s", "daemon_peak_bytes", "kernel_bytes", "reader_bytes")}
+            row[c] = {k: _med([r[k] for r in rs if _ok(r.get(k))]) for k in FIELDS}
             row[c]["n"] = len(rs)
             row[c]["same"] = all(r["same"] for r in rs)
+            row[c]["contender"], row[c]["reader"] = rs[0]["contender"], rs[0]["reader"]
             for key_ in ("chunk_reasons", "page_reasons"):
                 per = [r[key_] for r in rs if isinstance(r.get(key_), dict)]
                 if per:
@@ -175,7 +198,7 @@ def summarize(runs: list, models: list) -> dict:
             if vs:
                 row[c]["view_pages"] = {k: _med([v.get(k, 0) for v in vs if _num(v.get(k)) is not None] or [0])
                                         for k in ("pages_real", "pages_synthesized", "pages_partial")}
-        m = next((m for m in models if (m["profile"], m["table"], m["query"]) == key[:3]), None)
+        m = next((m for m in models if (m["profile"], m["table"], m["query"]) == key), None)
         if m:
             row["model"] = dict(m, query_s=m["seconds"], n=0)
         out[key] = row
@@ -183,46 +206,264 @@ def summarize(runs: list, models: list) -> dict:
 
 
 def _fmt_b(b):
-    return f"{b / 1e6:,.1f} MB" if b == b else "–"
+    if not _ok(b):
+        return "–"
+    return f"{b / 1e6:,.2f} MB" if b < 1e7 else f"{b / 1e6:,.0f} MB" if b >= 1e8 else f"{b / 1e6:,.1f} MB"
 
 
 def _fmt_mib(b):
-    return f"{b / 2**20:,.0f} MiB" if b == b else "–"
+    return f"{b / 2**20:,.0f} MiB" if _ok(b) else "–"
 
 
-def _plots(img: Path, summary: dict) -> list:
+def _fmt_s(s):
+    if not _ok(s):
+        return "–"
+    return f"{s:.3f} s" if s < 0.1 else f"{s:.2f} s" if s < 10 else f"{s:.1f} s"
+
+
+def _ratio(a, b) -> str:
+    return f"{a / b:.2f}" if _ok(a) and _ok(b) and b else "–"
+
+
+def _pair_labels(row: dict) -> tuple[str | None, str | None]:
+    """The view's and the plain path's labels of a cell (the first reader
+    through the mounts when there are several)."""
+    views = sorted(k for k in row if k == "view" or k.startswith("view/"))
+    if not views:
+        return None, None
+    v = views[0]
+    p = "plain" + v[len("view"):]
+    return v, (p if p in row else None)
+
+
+def _table_name(doc: dict, table: str) -> str:
+    t = (doc.get("tables") or {}).get(table) or {}
+    lay = t.get("layout") or table
+    if lay == "appends":
+        return f"appends ({len(t.get('files') or [])} files)"
+    return lay
+
+
+def _cells(doc: dict, summary: dict, profile: str) -> list:
+    tables = list((doc.get("tables") or {}).keys())
+    qorder = {q: i for i, q in enumerate(doc["plan"].get("queries") or [])}
+    keys = [k for k in summary if k[0] == profile]
+    return sorted(keys, key=lambda k: (tables.index(k[1]) if k[1] in tables else 99, qorder.get(k[2], 99), k[2]))
+
+
+def headline(doc: dict, summary: dict, rel_img: Path, pngs: dict) -> list:
+    lines = ["## Headline", "",
+             "First query (a fresh mount, a fresh reader process): wall time and bytes the server sent, "
+             "medians per cell. `view`, `plain`, `s3fs`: " + _mount_reader_text(doc) + " through a sievefs "
+             "view of the query's hint, the sievefs plain path, s3fs-fuse; the others read S3 directly: "
+             + "; ".join(f"`{k}` {v}" for k, v in DIRECT_TEXT.items()) + ". **view ÷ plain** and **view ÷ best "
+             "direct**: time ratios, below 1 the view is faster. **limit**: the physical-limit model, dependent "
+             "round trips × RTT + bytes ÷ bandwidth + requests ÷ the request-rate limit, the time and bytes "
+             "no reader can beat (see Method).", ""]
+    profiles = [p for p in doc["plan"]["profiles"] if any(k[0] == p for k in summary)]
+    for profile in profiles:
+        cells = _cells(doc, summary, profile)
+        labels = label_order(k for c in cells for k in summary[c] if k != "model")
+        cal = (doc.get("nominal") or {}).get(profile) or {}
+        lines += [f"### {profile}" + (f": {_link_text(cal)}" if cal else ""), ""]
+        lines += ["| table | query | " + " | ".join(labels) + " | view ÷ plain | view ÷ best direct | limit |",
+                  "|---|---|" + "---:|" * (len(labels) + 3)]
+        for key in cells:
+            row = summary[key]
+            vals = []
+            for lab in labels:
+                v = row.get(lab)
+                vals.append("–" if not v else f"{_fmt_s(v['query_s'])} · {_fmt_b(v['bytes'])}"
+                            + ("" if v["same"] else " **WRONG**"))
+            vl, pl = _pair_labels(row)
+            directs = [(row[d]["query_s"], d) for d in DIRECT if d in row and _ok(row[d]["query_s"])]
+            best = min(directs) if directs else None
+            vs = row[vl]["query_s"] if vl else float("nan")
+            r1 = _ratio(vs, row[pl]["query_s"]) if pl else "–"
+            r2 = f"{_ratio(vs, best[0])} ({best[1]})" if best and vl else "–"
+            m = row.get("model")
+            lim = f"{_fmt_s(m['seconds'])} · {_fmt_b(m.get('min_bytes', m['bytes']))}" if m else "–"
+            lines.append(f"| {_table_name(doc, key[1])} | {query_text(key[2])} | " + " | ".join(vals) +
+                         f" | {r1} | {r2} | {lim} |")
+        lines.append("")
+        if profile in pngs:
+            lines += [f"![first-query time and bytes at {profile}]({rel_img / pngs[profile]})", ""]
+    return lines
+
+
+def _mount_reader_text(doc: dict) -> str:
+    rs = doc["plan"].get("readers") or []
+    names = {"duckdb": "DuckDB (read_parquet)", "pyarrow": "pyarrow.dataset", "deltalake": "deltalake",
+             "polars": "polars"}
+    if len(rs) == 1:
+        return names.get(rs[0], rs[0])
+    return ", ".join(names.get(r, r) for r in rs) + " (`view/READER`, …)"
+
+
+def _link_text(nom: dict) -> str:
+    if not nom.get("rtt_ms") and not nom.get("mbit"):
+        return "loopback, nothing emulated"
+    bw = f"{nom['mbit']:g} Mbit/s" if nom.get("mbit") else "unlimited bandwidth"
+    jit = f" ± {nom['jitter_ms']:g}" if nom.get("jitter_ms") else ""
+    return f"RTT {nom['rtt_ms']:g}{jit} ms, {bw}"
+
+
+def _plots(img: Path, doc: dict, summary: dict) -> dict:
+    """One figure per link: first-query time and bytes per cell and contender
+    (log scales); {profile: file name}."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     img.mkdir(parents=True, exist_ok=True)
-    files = []
-    by_panel = defaultdict(dict)
-    for (profile, table, query, reader), row in summary.items():
-        by_panel[(profile, table, reader)][query] = row
-    for (profile, table, reader), queries in sorted(by_panel.items()):
-        for metric, label, scale in (("query_s", "first query, seconds", 1), ("bytes", "bytes from S3, MB", 1e6)):
-            fig, ax = plt.subplots(figsize=(8, 3.6))
-            qs = sorted(queries)
-            cs = [c for c in ORDER if any(c in queries[q] for q in qs)]
-            w = 0.8 / max(1, len(cs))
-            for i, c in enumerate(cs):
-                vals = [queries[q].get(c, {}).get(metric, float("nan")) / scale for q in qs]
-                ax.bar([x + i * w for x in range(len(qs))], vals, w, label=c)
-            ax.set_xticks([x + w * (len(cs) - 1) / 2 for x in range(len(qs))])
-            ax.set_xticklabels(qs, fontsize=8)
-            ax.set_ylabel(label)
+    files = {}
+    for profile in doc["plan"]["profiles"]:
+        cells = _cells(doc, summary, profile)
+        if not cells:
+            continue
+        labels = label_order(k for c in cells for k in summary[c] if k != "model") + ["model"]
+        fig, axes = plt.subplots(2, 1, figsize=(max(8, 1.1 * len(cells) + 3), 7.5), sharex=True)
+        w = 0.85 / len(labels)
+        cmap = plt.get_cmap("tab10")
+        for ax, (metric, title, scale) in zip(axes, (("query_s", "first query, s", 1),
+                                                      ("bytes", "bytes from S3, MB", 1e6))):
+            for i, lab in enumerate(labels):
+                key = "min_bytes" if (lab, metric) == ("model", "bytes") else metric
+                vals = [summary[c].get(lab, {}).get(key, float("nan")) / scale for c in cells]
+                kw = {"color": "0.75", "hatch": "//", "edgecolor": "0.4"} if lab == "model" else {"color": cmap(i % 10)}
+                ax.bar([x + i * w for x in range(len(cells))], vals, w,
+                       label="limit (model)" if lab == "model" else lab, **kw)
             ax.set_yscale("log")
-            ax.set_title(f"{table}, {reader}, link {profile}")
-            ax.legend(fontsize=7, ncol=len(cs))
-            fig.tight_layout()
-            name = f"bench-{profile}-{table}-{reader}-{metric.replace('_s', '')}.png"
-            fig.savefig(img / name, dpi=110)
-            plt.close(fig)
-            files.append(name)
-    for old in img.glob("bench-*.png"):  # plots of an earlier plan would outlive their table
-        if old.name not in files:
+            ax.set_ylabel(title)
+            ax.grid(axis="y", alpha=0.3)
+        axes[0].legend(fontsize=7, ncol=min(len(labels), 5), loc="upper left")
+        axes[1].set_xticks([x + w * (len(labels) - 1) / 2 for x in range(len(cells))])
+        axes[1].set_xticklabels([f"{_table_name(doc, c[1])}\n{query_text(c[2])}" for c in cells], fontsize=7,
+                                rotation=30, ha="right")
+        axes[0].set_title(f"link {profile}")
+        fig.tight_layout()
+        name = f"bench-{profile}.png"
+        fig.savefig(img / name, dpi=100)
+        plt.close(fig)
+        files[profile] = name
+    for old in img.glob("bench-*.png"):  # plots of an earlier plan would outlive their link
+        if old.name not in files.values():
             old.unlink()
     return files
+
+
+def _raw_lines(doc: dict, summary: dict) -> list:
+    lines = ["## Results per link, table and query", "",
+             "Medians of the timed runs (n each). init = mount (and hint) until the mount answers and its "
+             "warmup is done; first query = the reader's time in its fresh process, opening the table "
+             "included; later query = the same query again in that process on the same mount; bytes and "
+             "requests = the first query's traffic as the server counted it (responses with their headers).",
+             ""]
+    for profile in doc["plan"]["profiles"]:
+        for key in _cells(doc, summary, profile):
+            row = summary[key]
+            t = (doc.get("tables") or {}).get(key[1], {})
+            lines += [f"### {profile} — {key[1]} — {query_text(key[2])}", "",
+                      "| contender | n | init s | first query s | later query s | bytes from S3 | requests | "
+                      "503s | reader CPU s | reader peak | daemon CPU s | daemon peak | same result |",
+                      "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+            for lab in label_order(k for k in row if k != "model"):
+                v = row[lab]
+                daemon = (f"{v['daemon_cpu_s']:.2f} | {_fmt_mib(v['daemon_peak_bytes'])}"
+                          if _ok(v["daemon_cpu_s"]) else "– | –")
+                later = f"{v['later_s']:.2f}" if _ok(v["later_s"]) else "–"
+                slow = f"{v['slowdown_503']:,.0f}" if _ok(v["slowdown_503"]) else "–"
+                lines.append(f"| {lab} | {v['n']} | {v['init_s']:.2f} | {v['query_s']:.2f} | {later} | "
+                             f"{_fmt_b(v['bytes'])} | {v['requests']:,.0f} | {slow} | {v['cpu_s']:.2f} | "
+                             f"{_fmt_mib(v['peak_bytes'])} | {daemon} | {'yes' if v['same'] else '**NO**'} |")
+            if "model" in row:
+                m = row["model"]
+                lines.append(f"| limit (model) | – | – | {m['seconds']:.2f} | – | {_fmt_b(m.get('min_bytes', m['bytes']))} | "
+                             f"{m.get('requests', 0):,} in {m['rounds']} rounds | – | – | – | – | – | – |")
+                cap = "unlimited" if not m.get("capacity_per_s") else f"{m['capacity_per_s']:,.0f} req/s"
+                lines += ["", f"Limit {m['seconds']:.2f} s = {m['rounds']} rounds × RTT ({m['latency_s']:.2f} s) + "
+                          f"{_fmt_b(m['bytes'])} ÷ bandwidth ({m['transfer_s']:.2f} s: the {_fmt_b(m.get('min_bytes', m['bytes']))} "
+                          f"no reader can avoid and {_fmt_b(m.get('gap_bytes', 0))} of gaps read through where that is "
+                          f"cheaper than another request) + {m.get('requests', 0):,} requests ÷ capacity "
+                          f"({m.get('requests_s', 0):.2f} s; capacity {cap}: {m.get('capacity_source', '?')})."
+                          + (f" Files: {m['files']} of {len(t.get('files') or [])} (the others ruled out by "
+                             "their statistics)." if m.get("files") is not None and t.get("files")
+                             and m["files"] != len(t["files"]) else "")]
+            vl, _ = _pair_labels(row)
+            v = row.get(vl) if vl else None
+            if v and ("chunk_reasons" in v or "page_reasons" in v or "view_pages" in v):
+                vp = v.get("view_pages") or {}
+                lines += ["", f"View decisions (medians per run): chunks: {_reasons(v.get('chunk_reasons'))}; "
+                          f"pages: {_reasons(v.get('page_reasons'))}; pages real {vp.get('pages_real', 0):,.0f}, "
+                          f"synthesized {vp.get('pages_synthesized', 0):,.0f}, partial "
+                          f"{vp.get('pages_partial', 0):,.0f}."]
+            lines.append("")
+    return lines
+
+
+def _reasons(d: dict | None) -> str:
+    if not d:
+        return "–"
+    return ", ".join(f"{w} {v:,.0f}" for w, v in sorted(d.items(), key=lambda kv: -kv[1]))
+
+
+def _profile_lines(doc: dict) -> list:
+    """The connection profile the sievefs mounts measured (their warmup,
+    `.sieve/profile` at the end of each run), summarised per link; every
+    document is in the --json output."""
+    runs = [r for r in doc["runs"] if r["contender"] in ("view", "plain")]
+    lines = ["## Connection profile of each sievefs mount", ""]
+    if not runs:
+        return lines + ["No sievefs run.", ""]
+    lines += ["Medians (min–max) over the mounts of each link of what their warmup measured "
+              "(`MOUNTPOINT/.sieve/profile`).", "",
+              "| link | mounts | without a profile | init s | latency ms | p90 ms | connect +ms | bandwidth Mbit/s | "
+              "best capacity req/s | suggested in flight |", "|---|---|---|---|---|---|---|---|---|---|"]
+    for profile in doc["plan"]["profiles"]:
+        rs = [r for r in runs if r["profile"] == profile]
+        if not rs:
+            continue
+        ps = [profile_summary(r.get("sieve_profile")) for r in rs]
+        ps = [p for p in ps if p.get("latency_ms") is not None]
+
+        def col(key, scale=1.0, fmt="{:,.0f}"):
+            xs = [p[key] * scale for p in ps if p.get(key) is not None]
+            if not xs:
+                return "–"
+            return f"{fmt.format(statistics.median(xs))} ({fmt.format(min(xs))}–{fmt.format(max(xs))})"
+        inits = [r["init_s"] for r in rs]
+        lines.append(f"| {profile} | {len(rs)} | {len(rs) - len(ps)} | {statistics.median(inits):.2f} | "
+                     f"{col('latency_ms', fmt='{:,.1f}')} | {col('p90_ms', fmt='{:,.1f}')} | "
+                     f"{col('connect_ms', fmt='{:,.1f}')} | {col('bandwidth_Bps', 8 / 1e6)} | "
+                     f"{col('capacity_per_s')} | {col('suggested_in_flight')} |")
+    return lines + [""]
+
+
+def _reads_lines(doc: dict, summary: dict) -> list:
+    """Bytes fetched against what the reader's own reads need (issue 12's
+    goal 1: at most 1.1x) and against what the kernel asked the mount for."""
+    rows = []
+    for profile in doc["plan"]["profiles"]:
+        for key in _cells(doc, summary, profile):
+            row = summary[key]
+            for lab in label_order(k for k in row if k != "model"):
+                v = row[lab]
+                if v["contender"] not in ("plain", "view") or not _ok(v.get("reader_bytes")):
+                    continue
+                rb, kb, fb = v["reader_bytes"], v.get("kernel_bytes", float("nan")), v["bytes"]
+                ratios = [f"{fb / x:.2f}" if _ok(x) and x else "–" for x in (rb, kb)]
+                rows.append(f"| {profile} | {key[1]} | {query_text(key[2])} | {lab} | {_fmt_b(rb)} | {_fmt_b(kb)} | "
+                            f"{_fmt_b(fb)} | {ratios[0]} | {ratios[1]} |")
+    if not rows:
+        return []
+    return ["## Bytes fetched against the reader's own reads", "",
+            "The reader's reads: what the same reader reads of the local files in the validation pass "
+            "(strace, `scripts/lib/strace_reads.py`). The kernel's asks: what the kernel read from the mount "
+            "(`fuse_read_bytes` of `.sieve/stats`, its readahead included): a mount must serve whatever the "
+            "kernel asks, so for readers that read a page at a time that, not the reader's reads, is the "
+            "plain path's floor. Fetched: bytes the server sent, HTTP headers included. Medians per cell.", "",
+            "| link | table | query | contender | reader's reads | kernel's asks | fetched | "
+            "fetched ÷ reader's | fetched ÷ kernel's |",
+            "|---|---|---|---|---|---|---|---|---|"] + rows + [""]
 
 
 def _probe_lines(probe: dict | None) -> list:
@@ -259,235 +500,202 @@ def _probe_lines(probe: dict | None) -> list:
     return lines
 
 
-def _profile_lines(runs: list) -> list:
-    """The connection profile each sievefs mount exposed (.sieve/profile at the
-    end of its run; the whole documents are in the --json output)."""
-    sieve = [r for r in runs if r["contender"] in ("view", "plain")]
-    lines = ["", "## Connection profile of each sievefs mount", ""]
-    if not sieve:
-        return lines + ["No sievefs run.", ""]
-    if all(r.get("sieve_profile") is None for r in sieve):
-        return lines + [f"no profile: none of the {len(sieve)} sievefs mounts had `.sieve/profile` (no link "
-                        "measured, e.g. `--warmup none`: its views then read no page partially; see the Method "
-                        "section).", ""]
-    lines += ["| link | table | query | reader | contender | pair | init s | profile at start | profile at end |",
-              "|---|---|---|---|---|---|---|---|---|"]
-    for r in sieve:
-        lines.append(f"| {r['profile']} | {r['table']} | {r['query']} | {r['reader']} | {r['contender']} | {r['pair'] + 1} | "
-                     f"{r['init_s']:.2f} | {_fmt_profile(profile_summary(r.get('sieve_profile_at_start')))} | "
-                     f"{_fmt_profile(profile_summary(r.get('sieve_profile')))} |")
+
+
+def _header_lines(doc: dict, n_runs: int) -> list:
+    plan = doc["plan"]
+    host = doc.get("host") or {}
+    lines = ["# Benchmarks", "",
+             "Written by `scripts/bench` (do not edit by hand): the headline first, then the raw tables, "
+             "then the [method](#method).", "",
+             f"- sievefs measured: commit `{doc.get('commit') or sievefs_commit()}` (the checkout whose "
+             "`build/sievefs` ran)",
+             f"- machine: {host.get('machine', platform.machine())}, {host.get('cpus', os.cpu_count())} CPUs, "
+             f"Linux {host.get('kernel', platform.release())}"
+             + "".join(f"; {n}" for n in (plan.get("notes") or [])),
+             f"- S3 server: {doc.get('server') or '?'}",
+             f"- versions: {doc.get('versions') or '?'}",
+             f"- plan: {_plan_text(plan)}; {n_runs} timed runs in {doc.get('elapsed', 0) / 60:.1f} min "
+             "(the whole `scripts/bench` run: data, index, validation, calibration and timed runs)"]
+    for p, c in (doc.get("calibrations") or {}).items():
+        lines.append(f"- {c}")
+    for name, t in (doc.get("tables") or {}).items():
+        files = t.get("files") or []
+        rgs = sum(f.get("row_groups", 0) for f in files)
+        sizes = [f["bytes"] for f in files] or [0]
+        extra = (f", partitioned by {', '.join(t['partition_columns'])}, {t.get('appends')} appends"
+                 if t.get("partition_columns") else "")
+        lines.append(f"- table `{name}`: {t['rows']:,} rows, {len(files)} files "
+                     f"({_fmt_b(min(sizes))}–{_fmt_b(max(sizes))}), {rgs} row groups, {t['bytes'] / 1e6:,.1f} MB, "
+                     f"{t['width']} columns, codec {t['codec']}{extra}; layout {t.get('layout', 'sieve')}: "
+                     f"{LAYOUT_TEXT.get(t.get('layout', 'sieve'), '')}")
     return lines + [""]
 
 
-def _reasons(d: dict | None) -> str:
-    if not d:
-        return "–"
-    return ", ".join(f"{w} {v:,.0f}" for w, v in sorted(d.items(), key=lambda kv: -kv[1]))
+def _plan_text(plan: dict) -> str:
+    bits = [f"links {', '.join(plan['profiles'])}", f"{plan['pairs']} alternating pairs",
+            f"queries {', '.join(query_text(q) for q in plan.get('queries') or ['all'])}",
+            f"contenders {', '.join(plan['contenders'])}", f"through the mounts {', '.join(plan.get('readers') or [])}",
+            f"direct {', '.join(plan.get('direct_readers') or [])}", f"later queries {plan.get('later', 0)}"]
+    if plan.get("profile_layouts"):
+        bits.append("tables per link: " + "; ".join(f"{p}: {', '.join(v)}" for p, v in plan["profile_layouts"].items()))
+    if plan.get("tls"):
+        bits.append("TLS")
+    if plan.get("sievefs_args"):
+        bits.append(f"sievefs mounted with `{plan['sievefs_args']}`")
+    return "; ".join(bits)
 
 
-def _reads_lines(summary: dict) -> list:
-    """Bytes fetched against what the reader's own reads need (issue 12's
-    goal 1: at most 1.1x) and against what the kernel asked the mount for."""
-    rows = []
-    for (profile, table, query, reader), row in sorted(summary.items()):
-        for c in ("plain", "view"):
-            v = row.get(c)
-            if not v or v.get("reader_bytes") != v.get("reader_bytes"):
-                continue
-            rb, kb, fb = v["reader_bytes"], v.get("kernel_bytes", float("nan")), v["bytes"]
-            ratios = [f"{fb / x:.2f}" if x == x and x else "–" for x in (rb, kb)]
-            rows.append(f"| {profile} | {table} | {query} | {reader} | {c} | {_fmt_b(rb)} | {_fmt_b(kb)} | "
-                        f"{_fmt_b(fb)} | {ratios[0]} | {ratios[1]} |")
-    if not rows:
+def _notes_lines(doc: dict) -> list:
+    notes = list(doc.get("notes") or [])
+    errors = list(doc.get("errors") or [])
+    if not notes and not errors:
         return []
-    return ["", "## Bytes fetched against the reader's own reads", "",
-            "The reader's reads: what the same reader reads of the local files in the validation pass "
-            "(strace, `scripts/lib/strace_reads.py`). The kernel's asks: what the kernel read from the mount "
-            "(`fuse_read_bytes` of `.sieve/stats`, its readahead included): a mount must serve whatever the "
-            "kernel asks, so for readers that read a page at a time that, not the reader's reads, is the "
-            "plain path's floor. Fetched: bytes on the link, HTTP headers included. Medians per cell.", "",
-            "| link | table | query | reader | contender | reader's reads | kernel's asks | fetched | "
-            "fetched ÷ reader's | fetched ÷ kernel's |",
-            "|---|---|---|---|---|---|---|---|---|---|"] + rows
+    return (["## Notes and failures", ""] + [f"- {n}" for n in notes] +
+            [f"- run failed: {e}" for e in errors] + [""])
 
 
-def write(out: Path, img: Path, plan: dict, tables: dict, runs: list, models: list, calibrations: dict,
-          elapsed: float, probe: dict | None = None, commit: str | None = None,
-          server: str | None = None) -> None:
+def _method_lines(doc: dict) -> list:
+    plan = doc["plan"]
+    s3link = plan.get("server", "s3link") == "s3link"
+    ap = plan.get("appends") or {}
+    server = (
+        "- S3: `tests/tools/s3link` (Go; `--server s3link`, the default), one process per link profile on "
+        "127.0.0.1 serving the generated tables (a directory of symbolic links to them) over the S3 API, "
+        "signatures not checked. It emulates the link inside itself: every response waits one RTT after its "
+        "request arrived (`wan`: 200 ms drawn uniformly within ± 20 ms per request; `region`: 25 ms; `lan`: "
+        "nothing), all responses share one downstream bandwidth in 16 KiB turns (`wan` 150 Mbit/s, `region` "
+        "1 Gbit/s), a new connection costs one more RTT (two with TLS); and S3's per-prefix request-rate "
+        "limit, 5,500 GET/HEAD per second, 503 SlowDown beyond. Its counters (`GET /__s3link/stats`), reset "
+        "(`POST /__s3link/reset`) once a contender is set up (after a sievefs mount's warmup, s3fs's first "
+        "listing), give each run's bytes (responses, headers included) and requests. Every contender, direct "
+        "readers included, reaches the same endpoint"
+        + (" over HTTPS (`--tls`: HTTP/1.1, a self-signed certificate generated at start, given to sievefs "
+           "as `AWS_CA_BUNDLE`, s3fs as `CURL_CA_BUNDLE`, rclone as `--ca-cert`, DuckDB as `ca_cert_file`, "
+           "pyarrow as `tls_ca_file_path`; deltalake and polars skip verification "
+           "(`allow_invalid_certificates`) because their rustls refuses the certificate, a CA used as the "
+           "server's own)." if plan.get("tls") else " over plain HTTP (`--tls` for HTTPS).")
+        if s3link else
+        f"- S3: {plan.get('server')} on 127.0.0.1 behind the Python link emulator `scripts/lib/wanproxy.py` "
+        "(per-chunk one-way delay RTT/2 ± jitter, one shared pacer per direction, one RTT per new "
+        "connection), which also counts the bytes and requests (`--server moto|versitygw`; such servers "
+        "carry 500–1,000 small GETs/s here, far below S3, which is why s3link is the default).")
+    lines = ["## Method", "", server,
+             "- Data: TPC-H lineitem from `tpchgen-cli`, widened deterministically to 90 (or 416) columns "
+             "(`scripts/lib/bench_data.py`), each table a Delta table over Parquet files written by a real "
+             "writer: `pyarrow` = pyarrow's ParquetWriter with `use_dictionary=False, write_page_index=True, "
+             "data_page_size=1 MiB`, its 20,000-row page cap lifted to the 100,000-row group (the layout with "
+             "an OffsetIndex); `pyarrow_default` = pyarrow's defaults but the codec (dictionary pages, pages "
+             "of 1 MiB or 20,000 rows, no OffsetIndex; page maps built by `sievefs index --to-s3` after the "
+             "upload, not timed); `duckdb` = DuckDB's `COPY … (FORMAT parquet, ROW_GROUP_SIZE 100000)` (one page "
+             "per column chunk, no OffsetIndex); `deltalake` = `deltalake.write_deltalake` with every default "
+             "(Snappy, dictionary pages, an OffsetIndex); `spark` = Spark 4.2 + delta-spark with every default "
+             "(Snappy, dictionary pages, page CRCs, an OffsetIndex). The uncompressed layouts are one table "
+             "each per codec; the Delta writers keep their Snappy. "
+             f"`appends` = a table grown by appends (`bench_data.generate_appends`): the 16 lineitem columns, "
+             f"rownum and a `day` partition (18 columns), written by {ap.get('appends', 10)} "
+             f"`deltalake.write_deltalake(mode=\"append\", partition_by=[\"day\"])` calls with every other "
+             f"default, each adding {ap.get('days', 30)} days, so one small file per day and append "
+             f"(TPC-H SF {ap.get('scale', 0.5):g}); its row ids grow with the day, so its log's file "
+             "statistics locate an id.",
+             "- Queries (`bench_data.queries`): `sel_hash < N` (0.1 % scattered: rows spread evenly over every "
+             "row group and page) and `rownum BETWEEN a AND b` (0.1 % clustered), projecting 70 columns; the "
+             "full scan, exact aggregates over 6 columns of every row (the empty hint); on the appends table "
+             "`point_id`: `l_orderkey = K`, the 4 lines of one order, projecting 6 columns. DuckDB reads "
+             "`read_parquet('TABLE/*.parquet')` on the writer tables and `read_parquet([...])` over the "
+             "appends table's active files from its log; pyarrow `pyarrow.dataset` (directory or the same "
+             "file list) with `ParquetFragmentScanOptions(pre_buffer=True)`; polars `scan_parquet` (glob or "
+             "file list) and the query in `pl.SQLContext`; deltalake `DeltaTable` + `QueryBuilder` (its log, "
+             "file pruning by the log's statistics, deletion vectors). Every reader runs in a fresh process "
+             "(`scripts/lib/bench_reader.py`; DuckDB with 2 threads, the others with their defaults).",
+             "- Contenders (`scripts/lib/bench_contenders.py`): through mounts, " + _mount_reader_text(doc) +
+             " reads a sievefs view made from the query's hint (`where` + projected `columns`) with sievefs's "
+             "defaults, the sievefs plain path, s3fs-fuse (no cache) and, on request, rclone mount "
+             "(`--vfs-cache-mode full`); each run mounts afresh. Each sievefs mount measures the link first "
+             "(`--warmup automatic`, counted in init, not in the query) and a view plans with that profile "
+             "([cost_model.md](cost_model.md)). Reading S3 directly: pyarrow's `S3FileSystem`, DuckDB's "
+             "httpfs extension, deltalake and polars with `s3://` URIs (endpoint, path-style, any keys). "
+             "DuckDB 2.0.1 has no httpfs package on PyPI (and extensions cannot be downloaded at run time "
+             "here), so the direct DuckDB runs use the newest DuckDB that has one, installed apart "
+             "(`scripts/lib/bench_duckdb_httpfs.py`" + _httpfs_text(doc) + "), its extension loaded by path; "
+             "its results are checked against that same DuckDB on the local files.",
+             "- Before anything is timed, every contender's result is compared with the same reader on the "
+             "local files (a validation pass on `lan`), and the local result's row count with the generator's; "
+             "a direct reader that fails there is left out of that cell (Notes)"
+             + ("; at `lan` that pass is the first timed pair" if plan.get("validation_pair") else "") +
+             ". Timed runs alternate the "
+             "contender order (forward, backward, …) for each link, table and query; tables show medians of the "
+             "pairs. init = mount (and hint) until the mount answers and its warmup finished; first query = "
+             "the reader's query time in its process (opening the table included); later query = the same "
+             "query again in that process on the same mount (sievefs contenders, `--later`"
+             + (f"; none after a first query over {plan['later_max_s']:g} s" if plan.get("later_max_s") else "") +
+             "); reader CPU and "
+             "peak = the reader process (with its S3 client for direct runs); daemon = the FUSE daemon.",
+             "- Limit (`scripts/lib/physical_model.py`): a lower bound, dependent rounds × RTT + bytes ÷ "
+             "bandwidth + requests ÷ capacity. Bytes and requests: the byte ranges a reader that knows the "
+             "layout, the selection and the Delta log's statistics cannot avoid (files and row groups whose "
+             "statistics rule the predicate out left out; footer, page index, filter chunks, the selected "
+             "values of locatable pages, other pages with a selected row whole; pages of chunks without an "
+             "OffsetIndex located by their headers, the map `sievefs index` builds), ranges closer than bandwidth ÷ capacity merged; rounds footer → filter → values (the Delta "
+             "log and listings not counted). RTT and bandwidth are the link's nominal values; capacity "
+             + ("s3link's per-prefix GET rate (5,500/s, the table taken as one prefix)." if s3link else
+                "the median best point of the sievefs mounts' measured capacity curves."),
+             "- Quick mode (`scripts/bench --quick`, the default): " + _quick_text(doc),
+             "- Full mode (`scripts/bench --full`): TPC-H SF10 (59,986,052 rows, files of about 512 MiB), 90 and "
+             "416 columns, uncompressed and Zstd, every writer layout, the `_dv` variants (Spark deletion "
+             "vectors, read by deltalake), the appends table, links `wan`, `region` and `lan`, every query, "
+             "every reader through every mount and directly, rclone, 3 pairs: weeks of running and over a "
+             "terabyte of disk; `--widths 90 --codecs none --profiles region --queries ...` or `--scale 1` run "
+             "a part of it. `--data-dir` caches the generated tables between runs; `--json` keeps every run, "
+             "`--report-from` rewrites the report from it.",
+             "- Timings on a 2-core machine shared with other work are noisy: compare within a cell, and "
+             "treat differences under about 20 % as noise.", ""]
+    return lines
+
+
+def _httpfs_text(doc: dict) -> str:
+    h = doc.get("httpfs")
+    if h:
+        return f": DuckDB {h['duckdb']} and {h['package']}"
+    m = re.search(r"DuckDB (\S+) with httpfs from (\S+)", doc.get("versions") or "")
+    return f": DuckDB {m[1]} and {m[2]}" if m else ""
+
+
+def _quick_text(doc: dict) -> str:
+    """bench.py's QUICK, in words (the header's plan line says what a run ran)."""
+    return ("TPC-H SF 0.02 (120,515 rows: per writer table one file of a 100,000-row and a 20,515-row group "
+            "(the Spark table: two files), 90 columns), the five writer layouts, and the appends table at SF 0.2 "
+            "(1.2 M rows, 10 appends of 10 days: 100 files of about 0.6 MB; `--appends 0.6,10,30` gives the 300 "
+            "files of the issue's reference table); at `lan` every table, at `region` and `wan` the `pyarrow` "
+            "(an OffsetIndex), `duckdb` (one page per chunk, no OffsetIndex) and appends tables; queries 0.1 % scattered, 0.1 % "
+            "clustered, the full scan and (appends table) the 4-row point query; DuckDB through `view`, `plain` "
+            "and `s3fs`, and the four direct readers, except s3fs on the appends table at `wan` (it takes about "
+            "1.2 s per small file there: a HEAD or more and a listing per file, one after the other, so 2 "
+            "minutes a run); 2 alternating pairs (at `lan` the validation pass and one more), one later query "
+            "(none after a first query over 10 s). " + QUICK_BUDGET + " What it leaves out to stay there: the "
+            "other writer layouts at `wan` and `region`, the other readers through the mounts (`--readers`), "
+            "rclone (`--contenders …,rclone`), the other queries (`--queries`), the `_dv` tables (`--dv`), the "
+            "300-file appends table.")
+
+
+# What the quick plan costs here: bench.py's QUICK (its profile_layouts) is sized to it.
+QUICK_BUDGET = "About 25 minutes on this 2-core machine."
+
+
+def write(out: Path, img: Path, doc: dict) -> None:
+    runs, models = doc["runs"], doc["models"]
     summary = summarize(runs, models)
-    pngs = _plots(img, summary)
+    pngs = _plots(img, doc, summary)
     # Links relative to the report: a second report keeps its plots in a
     # folder of its own (the plots of an earlier plan are cleared per folder).
-    rel_img = Path(__import__("os").path.relpath(Path(img).resolve(), Path(out).resolve().parent))
-    lines = ["# Benchmarks", "",
-             "Written by `scripts/bench` (do not edit by hand). Method: [below](#method).", "",
-             f"- machine: {platform.node()}, {platform.machine()}, {__import__('os').cpu_count()} CPUs, "
-             f"Linux {platform.release()}",
-             f"- sievefs measured: commit `{commit or sievefs_commit()}` (the checkout whose build/sievefs ran)",
-             f"- S3 server: {server or 'moto (signature checks off)'}",
-             f"- versions: {_versions()}",
-             f"- plan: {plan}; {len(runs)} timed runs in {elapsed / 60:.1f} min",
-             ]
-    for p, c in calibrations.items():
-        lines.append(f"- link `{p}` measured: {c}")
-    lines.append("")
-    for name, t in tables.items():
-        rgs = sum(f.get("row_groups", 0) for f in t["files"])
-        lines.append(f"- table `{name}`: {t['rows']:,} rows, {len(t['files'])} files, {rgs} row groups of "
-                     f"≤ {t.get('row_group_rows') or 0:,} rows, {t['bytes'] / 1e6:,.1f} MB, {t['width']} columns, "
-                     f"codec {t['codec']}, layout {t.get('layout', 'sieve')}: {LAYOUT_TEXT.get(t.get('layout', 'sieve'), '')}")
-    lines += _profile_lines(runs)
-    lines += _probe_lines(probe)
-    headline = []
-    for (profile, table, query, reader), row in sorted(summary.items()):
-        lines += ["", f"## {query} — {table}, {reader}, link `{profile}`", "",
-                  "| contender | init s | first query s | later query s | bytes from S3 | requests | "
-                  "reader CPU s | reader peak | daemon CPU s | daemon peak | same result |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
-        for c in ORDER:
-            if c not in row:
-                continue
-            v = row[c]
-            if c == "model":
-                lines.append(f"| physical limit | – | {v['query_s']:.2f} | – | {_fmt_b(v['bytes'])} | "
-                             f"{v.get('requests', 0):,} in {v['rounds']} rounds | – | – | – | – | – |")
-                continue
-            daemon = (f"{v['daemon_cpu_s']:.2f} | {_fmt_mib(v['daemon_peak_bytes'])}"
-                      if v["daemon_cpu_s"] == v["daemon_cpu_s"] else "– | –")
-            later = f"{v['later_s']:.2f}" if v["later_s"] == v["later_s"] else "–"
-            lines.append(f"| {c} | {v['init_s']:.2f} | {v['query_s']:.2f} | {later} | {_fmt_b(v['bytes'])} | "
-                         f"{v['requests']:,.0f} | {v['cpu_s']:.2f} | {_fmt_mib(v['peak_bytes'])} | {daemon} | "
-                         f"{'yes' if v['same'] else '**NO**'} |")
-        if "model" in row:
-            m = row["model"]
-            cap = "unlimited" if not m.get("capacity_per_s") else f"{m['capacity_per_s']:,.0f} req/s"
-            lines += ["", f"Physical limit {m['seconds']:.2f} s = {m['rounds']} rounds × RTT ({m['latency_s']:.2f} s) "
-                      f"+ {_fmt_b(m['bytes'])} / bandwidth ({m['transfer_s']:.2f} s; {_fmt_b(m.get('gap_bytes', 0))} of "
-                      f"it gaps read through) + {m.get('requests', 0):,} requests / capacity "
-                      f"({m.get('requests_s', 0):.2f} s; capacity {cap}, {m.get('capacity_source', '?')})."]
-        for c in ("view", "plain"):
-            v = row.get(c) or {}
-            if c == "view" and ("chunk_reasons" in v or "page_reasons" in v or "view_pages" in v):
-                vp = v.get("view_pages") or {}
-                lines += ["", f"View decisions (medians per run): chunks: {_reasons(v.get('chunk_reasons'))}; "
-                          f"pages: {_reasons(v.get('page_reasons'))}; pages real {vp.get('pages_real', 0):,.0f}, "
-                          f"synthesized {vp.get('pages_synthesized', 0):,.0f}, partial {vp.get('pages_partial', 0):,.0f}"
-                          + ("" if "chunk_reasons" in v else " (this sievefs's NAME.stats has no chunk_reasons/"
-                             "page_reasons)") + "."]
-        if "view" in row:
-            def ratio(other):
-                return row["view"]["query_s"] / row[other]["query_s"] if other in row and row[other]["query_s"] else None
-            headline.append((profile, table, query, reader, ratio("plain"), ratio("s3fs"), ratio("model")))
-    lines += ["", "## Headline: first-query time of the view divided by …", "",
-              "(The physical limit is a lower bound: a ratio of 1 would be perfect.)", "",
-              "| link | table | query | reader | plain | s3fs | physical limit |", "|---|---|---|---|---|---|---|"]
-    for h in headline:
-        f = [("–" if x is None else f"{x:.2f}") for x in h[4:]]
-        lines.append(f"| {h[0]} | {h[1]} | {h[2]} | {h[3]} | {f[0]} | {f[1]} | {f[2]} |")
-    lines += _reads_lines(summary)
-    lines += ["", "## Plots", ""] + [f"![{p}]({rel_img / p})" for p in pngs]
-    lines += ["", "## Method", "",
-              ("- S3: versitygw (Versity S3 Gateway, Go; `scripts/bench --server versitygw`, "
-               "`scripts/lib/s3servers.py`) on 127.0.0.1 with its posix backend on a temporary directory, "
-               "keep-alive on, SigV4 checked on every request (the contenders sign with its root user's key); "
-               "chosen over moto because moto carries only a few hundred small ranged GETs per second on "
-               "this machine, which bounds any view that reads pages partially. Every contender reaches it "
-               "through the same "
-               if (plan.get("server") == "versitygw") else
-               "- S3: moto on 127.0.0.1 (`tests/e2e/moto_launch.py`), signature checks off because s3fs 1.90 "
-               "signs listing queries in a way moto rejects (`--server versitygw` runs the Versity S3 Gateway "
-               "instead). Every contender reaches it through the same ")+
-              "link emulator (`scripts/lib/wanproxy.py`: per-chunk one-way delay RTT/2 ± jitter, one shared "
-              "pacer per direction, one RTT per new connection), which also counts the bytes and requests.",
-              "- Data: TPC-H lineitem from `tpchgen-cli`, widened deterministically to 90 (or 416) columns "
-              "(`scripts/lib/bench_data.py`), each table a Delta table (one commit with file statistics) over "
-              "Parquet files written by a real writer: layout `pyarrow` = pyarrow's ParquetWriter with "
-              "`use_dictionary=False, write_page_index=True, data_page_size=1 MiB`, 100,000-row groups, "
-              "its defaults otherwise (V1 pages, decimals as FIXED_LEN_BYTE_ARRAY) except that its "
-              "20,000-row page cap is lifted to the row group so pages reach the 1 MiB page size (fixed-width "
-              "columns: one 400–800 KB page per chunk, strings 3 pages): the layout with an OffsetIndex; "
-              "layout `pyarrow_default` = pyarrow's ParquetWriter with its defaults but the codec (NONE or "
-              "ZSTD rather than snappy): dictionary pages falling back to PLAIN past 1 MiB, pages of 1 MiB "
-              "or 20,000 rows, no OffsetIndex, 100,000-row groups, so pages of different sizes whose maps "
-              "`sievefs index --to-s3` builds after the upload (not timed); "
-              "layout `duckdb` = DuckDB's `COPY … (FORMAT parquet, ROW_GROUP_SIZE 100000, COMPRESSION …)` "
-              "with DuckDB's defaults otherwise: one page per column chunk, dictionary pages where DuckDB "
-              "picks them, no OffsetIndex; layout `deltalake` = `deltalake.write_deltalake` with every "
-              "default (arrow-rs's writer: Snappy, dictionary pages falling back to PLAIN past 1 MiB, pages "
-              "of 1 MiB or 20,000 rows, an OffsetIndex, its own file sizes and Delta log); layout `spark` = "
-              "Spark 4.2 with delta-spark writing the same rows as a Delta table with every default "
-              "(parquet-java: Snappy, dictionary pages falling back to PLAIN past 1 MiB, pages of 1 MiB or "
-              "20,000 rows, page CRCs, an OffsetIndex; its file names carry random UUIDs). (Layout `sieve`, `--layouts sieve`: the earlier pyarrow layout "
-              "tuned for views, PLAIN, ≤ 20,000-row / 1 MiB pages, 131,072-row groups.) Same inputs and "
-              "library versions give byte-identical files; generated tables are cached in `--data-dir`. "
-              "The `_dv` variant (`--dv`) is the first layout's Parquet files after Spark (pyspark 4.2 + "
-              "delta-spark) deleted about 1 % of the rows, scattered, with deletion vectors.",
-              "- Readers, unmodified, each in a fresh process (`scripts/lib/bench_reader.py`): DuckDB "
-              "(`read_parquet`), pyarrow (`pyarrow.dataset`), deltalake (`DeltaTable` + `QueryBuilder`, "
-              "which applies deletion vectors). DuckDB and pyarrow read the tables without deletion vectors, "
-              "deltalake the `_dv` tables when the plan has them, else the same tables as the others.",
-              "- Contenders (`scripts/lib/bench_contenders.py`): sievefs through a view made from the query's "
-              "hint (`where` + projected `columns`; the empty hint for the full scan) with its defaults, "
-              "the sievefs plain path, s3fs-fuse (no cache), rclone mount (`--vfs-cache-mode full` on an "
-              "empty cache directory, 1 MiB read chunks, no read-ahead: without its cache rclone reopens the "
-              "object on every seek, 50 s instead of 3 s for a 90-column query at `wan`), and the reader's "
-              "own S3 client (pyarrow `S3FileSystem`, deltalake with an `s3://` URI; DuckDB's httpfs "
-              "extension cannot be downloaded here, so DuckDB has no direct run). Each run mounts afresh. "
-              "Each sievefs mount measures the link first (`--warmup automatic`: latency, new-connection "
-              "cost, bandwidth, the capacity curve; `.sieve/profile`) and a view plans with that profile "
-              "([cost_model.md](cost_model.md)): a file's pages are read partially only when its partial "
-              "plan, rounds included, is estimated more than 10 % faster than reading them whole; without "
-              "a profile views read no page partially. Pages without a selected row are synthesized either "
-              "way. DuckDB's files have no OffsetIndex; their single-page chunks are mapped from the "
-              "metadata and confirmed by each page's header (DuckDB's default Snappy pages holding a "
-              "selected row stay real)."
-              + (f" Both sievefs contenders mounted with `{plan['sievefs_args']}`."
-                 if plan.get("sievefs_args") else ""),
-              "- Before anything is timed, every contender's result is compared with the same reader on the "
-              "local files (on the unshaped link), and the local result's row count with the generator's. "
-              "Timed runs alternate the contender order, at least 3 pairs; tables show medians. init = mount "
-              "(and hint) until the mount answers; first query = the reader's query time in its process "
-              "(opening the table included), bytes and requests its traffic; later query = the same query "
-              "again in the same reader process on the same mount (sievefs contenders, `--later N` times; "
-              "its traffic is kept apart, as `later_bytes` in the JSON), i.e. a warm mount; reader CPU and "
-              "peak = the reader process (Python, the reader library and its S3 client for direct runs); "
-              "daemon CPU and peak = the FUSE daemon. After each sievefs run the harness reads "
-              "`MOUNTPOINT/.sieve/profile` (recorded as-is in the JSON, summarised above) and, for the "
-              "view, `.sieve/hints/q.stats` (its `chunk_reasons` / `page_reasons` counters, summed over "
-              "files, when that sievefs has them).",
-              "- Physical limit (`scripts/lib/physical_model.py`): a lower bound, dependent rounds × RTT + "
-              "bytes / bandwidth + requests / capacity. Bytes and requests: the byte ranges a reader that "
-              "knows the layout and the selection cannot avoid (footer, page index, filter chunks, the "
-              "selected values of locatable pages, other pages with a selected row whole, chunks without "
-              "an OffsetIndex whole), per file and round, with ranges closer than bandwidth / capacity "
-              "merged (the optimal coalescing for this cost). RTT and bandwidth are the link's nominal "
-              "values; capacity (requests per second) the median best point of the capacity curves the "
-              "sievefs mounts measured (`.sieve/profile`), else assumed: 32 requests in flight (sievefs's "
-              "default `--max-connections`) per RTT.",
-              "- Scheduler probe: `scripts/bench --probe` runs `scripts/probe-requests` (N small ranged GETs "
-              "at K in flight, sievefs's S3 client against a reference client, links wan and lan) when the "
-              "checkout has it and embeds its table; `--probe-json PATH` embeds the runs of an earlier "
-              "`scripts/probe-requests --json PATH`.",
-              "- Quick mode (`scripts/bench --quick`, the default): TPC-H SF 0.02 (120,515 rows: one row "
-              "group of 100,000 and one of 20,515 per table, one file), 90 columns, uncompressed, layouts "
-              "`pyarrow` (86 MB), `pyarrow_default` and `duckdb` (66 MB), and the Snappy layouts of the "
-              "Delta writers, `deltalake` (58 MB) and `spark`, the `wan` link (150 Mbit/s: a plain read of the "
-              "70-column query moves about 75 MB, 5–6 s), 0.1 % scattered, 0.1 % clustered and the full "
-              "scan, readers DuckDB, pyarrow and deltalake, contenders view, plain and s3fs, 3 pairs, one "
-              "later query: 405 timed runs (with two layouts, 162 runs took about 20 minutes on this 2-core machine; "
-              "the five, about 110 minutes, estimated from the rate of its first 51 runs). What it leaves out "
-              "to stay there: rclone and the direct clients (`--contenders view,plain,s3fs,rclone,direct`: "
-              "well over 30 minutes), the 0.02 % scattered query (`--queries …,scattered_0_02pct`), the `_dv` "
-              "tables (`--dv`), and larger files: `--scale 0.085` gives the ~5 row groups per file of "
-              "the issue (about 360 MB per table, over an hour for this plan).",
-              "- Full mode (`scripts/bench --full`): TPC-H SF10 (59,986,052 rows, files of about 512 MiB), "
-              "90 and 416 columns, uncompressed and Zstd, layouts `pyarrow`, `pyarrow_default` and `duckdb`, the `_dv` variants, "
-              "links `wan`, `region` and `lan`, all nine queries (0.01/0.02/0.1/1 % scattered and clustered, "
-              "full scan), every contender, 3 pairs. The tables take about 370 GB per layout (the `_dv` "
-              "copies are hard links) and moto keeps a second copy under `$TMPDIR`, so it needs about 1.5 TB "
-              "of disk. A selective query on the 90-column table moves about 33 GB through the plain path, "
-              "half an hour per run at 150 Mbit/s, so the whole plan takes weeks; `--widths 90 --codecs "
-              "none --profiles region --queries ...` or `--scale 1` run a part of it. "
-              "`--data-dir` caches the generated tables between runs; `--json` keeps every run.", ""]
+    rel_img = Path(os.path.relpath(Path(img).resolve(), Path(out).resolve().parent))
+    lines = _header_lines(doc, len(runs))
+    lines += headline(doc, summary, rel_img, pngs)
+    lines += _notes_lines(doc)
+    lines += _raw_lines(doc, summary)
+    lines += _profile_lines(doc)
+    lines += _reads_lines(doc, summary)
+    lines += _probe_lines(doc.get("probe"))
+    lines += _method_lines(doc)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("\n".join(lines))

@@ -66,8 +66,11 @@ Minimal bytes of one Parquet file for a selection (minimal_read()):
                  chunk, the dictionary page when such a page is dictionary
                  encoded. (For DELTA_LENGTH_BYTE_ARRAY this is an overcount:
                  the lengths block + selected bytes would do.)
-               * a chunk without OffsetIndex: whole (its pages cannot be
-                 found without walking every header).
+               * a chunk without OffsetIndex: its pages as `sievefs inspect
+                 --pages` maps them from their headers, as for the others (a
+                 reader can have that map ahead of time: `sievefs index`
+                 builds it; reading the map is not counted), without page
+                 index bytes; whole only when no map could be made.
   Data pages with no selected row, and columns neither projected nor filter,
   cost nothing.
 
@@ -383,12 +386,15 @@ def minimal_read(path, rows, columns, filter_columns=(), filter_row_groups=None,
             for name in projected:
                 j, cc = cols[name]
                 col = schema[name]
-                if not cc["has_offset_index"] or cc["pages"] is None:
+                if cc["pages"] is None:
                     out.whole_page_bytes += cc["length"]
                     need("values", cc["offset"], cc["length"])
-                    out.notes.append(f"{name} rg{i}: no OffsetIndex, chunk counted whole")
+                    out.notes.append(f"{name} rg{i}: no page map, chunk counted whole")
                     continue
-                loc = oi[i][j] if i < len(oi) and j < len(oi[i]) else None
+                # a chunk without an OffsetIndex: its pages as their headers map them (the
+                # map a reader can have ahead of time, e.g. `sievefs index`; reading it is
+                # not counted), no page index bytes
+                loc = (oi[i][j] if i < len(oi) and j < len(oi[i]) else None) if cc["has_offset_index"] else None
                 out.page_index_bytes += loc[1] if loc else 0
                 if loc:
                     need("footer", loc[0], loc[1])

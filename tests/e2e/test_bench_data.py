@@ -22,6 +22,14 @@ sys.path.insert(0, str(s3env.REPO / "scripts" / "lib"))
 import bench_data as bd  # noqa: E402
 
 pytestmark = pytest.mark.harness
+CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _missing(reason: str):
+    """Skip, or fail when CI=true (where everything the test needs must be there)."""
+    if CI:
+        pytest.fail(f"{reason} (CI=true: a missing tool fails the test)")
+    pytest.skip(reason)
 
 SCALE = 0.005          # ~30k rows
 RG_ROWS = 4096         # small row groups and pages so scattered vs clustered shows at this scale
@@ -332,6 +340,8 @@ def test_delta_writer_layouts(writers, tmp_path):
     the other layouts, read through each table's own Delta log."""
     import pyarrow.parquet as pq
     from deltalake import DeltaTable
+    if bd.spark_python() is None and CI:
+        _missing("no Spark with delta-spark for the spark layout (scripts/setup creates tests/e2e/.data/spark-venv)")
     layouts = ("deltalake", "spark") if bd.spark_python() else ("deltalake",)
     gen = bd.generate(tmp_path, scale=SCALE, widths=(90,), codecs=("none",), layouts=layouts)
     assert set(gen["tables"]) == {f"lineitem_w90_snappy_{lay}" for lay in layouts}
@@ -369,7 +379,7 @@ def test_delta_writer_layouts(writers, tmp_path):
 def test_deletion_vector_variant(small, tmp_path):
     found = bd.spark_python()
     if found is None:
-        pytest.skip("no Python with a pyspark that has a delta-spark build (pyspark 4.0-4.2; Maven Central has "
+        _missing("no Python with a pyspark that has a delta-spark build (pyspark 4.0-4.2; Maven Central has "
                     "none for 4.3) and Java: set SIEVE_DV_SPARK_PYTHON, or run `bench_data.py --dv` once to "
                     f"create {bd.spark_venv_dir()}")
     import pyarrow as pa
@@ -436,3 +446,90 @@ def test_physical_limit_request_term(writers):
     assert capped["requests"] <= plain["requests"] and capped["bytes"] >= m.total
     assert capped["seconds"] >= plain["seconds"]
     assert abs(capped["seconds"] - (m.rounds * 0.2 + capped["bytes"] / 18.75e6 + capped["requests"] / 160)) < 1e-9
+
+
+def test_appends_table(tmp_path):
+    """The table of many small files: appends x days files under day=
+    partitions, one Delta version per append, the rows of the source in
+    order; its point query selects one order's 4 lines alike in DuckDB over
+    the log's files, deltalake and pyarrow, and the file statistics locate
+    the id in one file."""
+    import duckdb
+    import pyarrow.dataset as pads
+    from deltalake import DeltaTable, QueryBuilder
+    import pyarrow as pa
+    info = bd.generate_appends(tmp_path, scale=0.01, appends=3, days=4)[bd.appends_table_name(3, 4)]
+    assert info["layout"] == "appends" and info["partition_columns"] == ["day"]
+    assert len(info["files"]) == 12 and info["rows"] == sum(f["rows"] for f in info["files"])
+    assert all(f["path"].startswith("day=2024-01-") for f in info["files"]), info["files"][:2]
+    assert info["columns"][-1] == "day" and len(info["columns"]) == 18
+    dt = DeltaTable(info["path"])
+    assert dt.version() == 2 and dt.metadata().partition_columns == ["day"]
+    rows = dt.to_pyarrow_table(columns=["rownum"]).column(0).to_pylist()
+    assert sorted(rows) == list(range(info["rows"]))
+    # ids grow with the day: each file holds one run of rownum
+    (q,) = bd.queries(info)
+    assert q["name"] == "point_id" and q["expected_rows"] == bd.APPENDS_POINT_LINES == 4
+    assert q["columns"] == bd.APPENDS_PROJECT and q["files"] == [f["path"] for f in info["files"]]
+    duck = duckdb.connect().sql(bd.render(q["sql_duckdb"], info["path"], q["files"])).fetchall()
+    assert len(duck) == 4 and {r[0] for r in duck} == {info["point_orderkey"]}
+    dl = pa.table(QueryBuilder().register("t", dt).execute(q["sql_deltalake"]).read_all())
+    assert dl.num_rows == 4
+    ds = pads.dataset([str(Path(info["path"]) / f) for f in q["files"]], format="parquet")
+    assert ds.count_rows(filter=q["pyarrow_filter"]) == 4
+    import physical_model as pm
+    hits = [f for f in info["files"] if pm.row_groups_by_stats(Path(info["path"]) / f["path"], "l_orderkey",
+                                                               info["point_orderkey"], info["point_orderkey"])]
+    assert len(hits) == 1, hits
+    again = bd.generate_appends(tmp_path, scale=0.01, appends=3, days=4)[bd.appends_table_name(3, 4)]
+    assert again["cached"] is True
+
+
+def test_predicates_for_readers_and_model():
+    import bench
+    assert bench.pyarrow_filter_text("sel_hash < 100") == "pc.field('sel_hash') < 100"
+    assert bench.pyarrow_filter_text("l_orderkey = 7") == "pc.field('l_orderkey') == 7"
+    assert bench.pyarrow_filter_text("rownum BETWEEN 3 AND 9") == "(pc.field('rownum') >= 3) & (pc.field('rownum') <= 9)"
+    assert bench.predicate_bounds("sel_hash < 100") == ("sel_hash", None, 99)
+    assert bench.predicate_bounds("l_orderkey = 7") == ("l_orderkey", 7, 7)
+    assert bench.predicate_bounds("rownum BETWEEN 3 AND 9") == ("rownum", 3, 9)
+    assert bench.predicate_bounds(None) is None
+
+
+def test_report_headline(tmp_path):
+    """bench_report.write on a made-up run: the headline opens the report, one
+    table per link with each contender's time and bytes, view ÷ plain, view ÷
+    the best direct reader (named), and the limit; a plot per link."""
+    import bench_report as br
+
+    def run(label, contender, reader, s, b, profile="wan"):
+        return {"profile": profile, "table": "t1", "query": "scattered_0_1pct", "label": label,
+                "contender": contender, "reader": reader, "query_s": s, "bytes": b, "requests": 10,
+                "init_s": 1.0, "later_s": None, "cpu_s": 0.5, "peak_bytes": 1 << 27, "daemon_cpu_s": None,
+                "daemon_peak_bytes": None, "same": True, "pair": 0}
+    runs = [run("view", "view", "duckdb", 2.0, 10e6), run("view", "view", "duckdb", 4.0, 12e6),
+            run("plain", "plain", "duckdb", 4.0, 50e6), run("s3fs", "s3fs", "duckdb", 8.0, 60e6),
+            run("pyarrow-s3", "direct", "pyarrow", 5.0, 40e6), run("polars-s3", "direct", "polars", 2.5, 45e6),
+            run("view", "view", "duckdb", 0.5, 10e6, "lan"), run("plain", "plain", "duckdb", 0.4, 50e6, "lan")]
+    models = [{"profile": "wan", "table": "t1", "query": "scattered_0_1pct", "seconds": 1.2, "bytes": 9e6,
+               "min_bytes": 8e6, "rounds": 3, "requests": 20, "latency_s": 0.6, "transfer_s": 0.5,
+               "requests_s": 0.1, "gap_bytes": 1e6, "capacity_per_s": 5500, "capacity_source": "s3link"}]
+    doc = {"plan": {"profiles": ["wan", "lan"], "queries": ["scattered_0_1pct"], "pairs": 2,
+                    "contenders": ["view", "plain", "s3fs", "direct"], "readers": ["duckdb"],
+                    "direct_readers": ["pyarrow", "polars"], "server": "s3link"},
+           "tables": {"t1": {"layout": "pyarrow", "rows": 10, "files": [{"bytes": 5, "row_groups": 1}],
+                             "bytes": 5, "width": 90, "codec": "none"}},
+           "runs": runs, "models": models, "calibrations": {}, "nominal": {"wan": {"rtt_ms": 200, "jitter_ms": 20,
+                                                                                 "mbit": 150}},
+           "elapsed": 60, "commit": "abc", "server": "s3link", "versions": "x", "notes": [], "errors": []}
+    out = tmp_path / "b.md"
+    br.write(out, tmp_path / "img", doc)
+    md = out.read_text()
+    head = md[:md.index("## Results per link")]
+    assert head.index("## Headline") < head.index("### wan: RTT 200 ± 20 ms, 150 Mbit/s") < head.index("### lan")
+    row = next(ln for ln in head.splitlines() if ln.startswith("| pyarrow | 0.1 % scattered | 3.00 s"))
+    # view 3.0 s (median of 2 and 4) ÷ plain 4.0 = 0.75; ÷ polars-s3's 2.5 = 1.20; limit 1.2 s and 8 MB
+    assert "| 0.75 | 1.20 (polars-s3) | 1.20 s · 8.00 MB |" in row, row
+    assert "| 2.50 s · 45.0 MB |" in row and "11.0 MB" in row
+    assert sorted(p.name for p in (tmp_path / "img").glob("*.png")) == ["bench-lan.png", "bench-wan.png"]
+    assert "](img/bench-wan.png)" in head
