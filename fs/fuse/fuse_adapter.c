@@ -549,7 +549,7 @@ static void *exit_watchdog(void *ud)
             continue; /* another signal, the end of serving, or EINTR: look again */
         if (atomic_load(&serving_over))
             break;
-        log_warn("%s: requests still running %d s after the exit signal (waiting in the store): "
+        log_warn("%s: requests still running %d s after the exit signal or unmount (waiting in the store): "
                  "detaching the mount and exiting", mountpoint, EXIT_GRACE_S);
         force_detach(mountpoint);
         _exit(1);
@@ -582,7 +582,18 @@ static atomic_bool notifier_stop;
 static void *stale_notifier(void *arg)
 {
     adapter *ad = arg;
+    bool shut = false;
     while (!atomic_load(&notifier_stop)) {
+        /* An unmount (fusermount3 -u) ends the session, whose loop then joins
+         * each worker after its request completes: a worker waiting on a
+         * stalled fetch (a readahead, which no reader can interrupt) would
+         * keep the daemon up until --read-timeout. Give up every wait, as an
+         * exit signal does, and let the watchdog bound what no token reaches. */
+        if (!shut && fuse_session_exited(ad->se)) {
+            shut = true;
+            sv_fs_shutdown(ad->fs);
+            sem_post(&exit_sem);
+        }
         sv_stale_entry stale[32];
         size_t n = sv_fs_take_stale(ad->fs, stale, sizeof stale / sizeof stale[0]);
         for (size_t i = 0; i < n && !atomic_load(&notifier_stop); i++) {
