@@ -512,14 +512,18 @@ def parse_args(argv):
     ap.add_argument("--data-dir", default=str(REPO / "tests" / "e2e" / ".data" / "bench"))
     ap.add_argument("--out", default=str(REPO / "docs" / "benchmarks.md"))
     ap.add_argument("--img", default=str(REPO / "docs" / "img"))
-    ap.add_argument("--json", help="also write every run as JSON here")
+    ap.add_argument("--json", help="also write every run as JSON here (default: --out with .json, "
+                    "docs/benchmarks.json: the reason words and profiles of every run)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per reader run")
     ap.add_argument("--report-from", help="only write the report (--out, --img) from the --json of an earlier run")
     ap.add_argument("--commit", help="what the report says about the sievefs that ran (default: this "
                     "checkout's HEAD and whether it is dirty); for a SIEVEFS_BIN built elsewhere")
     ap.add_argument("--note", action="append", default=[], help="a line for the report's header (e.g. what else "
                     "ran on the machine); repeatable")
-    return ap.parse_args(argv)
+    a = ap.parse_args(argv)
+    if a.json is None and not a.report_from:
+        a.json = str(Path(a.out).with_suffix(".json"))
+    return a
 
 
 def make_plan(a) -> dict:
