@@ -2,7 +2,7 @@
  * of a page pays. Every constant that derives from the link lives here or in
  * the profile (connection_profile.h). docs/cost_model.md has the formulas.
  *
- *   time(plan) = rounds x latency + bytes / bandwidth + requests / capacity(in flight)
+ *   time(plan) = rounds x latency + max(bytes / bandwidth, requests / capacity(in flight))
  *
  * with capacity the profile's curve of completions per second. A cost_link
  * holds the three prices at the load a plan runs at. The page planner works
@@ -103,8 +103,10 @@ double cost_round_time(const cost_link *l, uint64_t requests);
  * hides behind decoding, plus their requests. */
 double cost_whole_time(const cost_link *l, uint64_t bytes, uint64_t requests);
 
-/* Seconds a partial plan takes: round_requests[i] requests in dependent
- * round i (cost_round_time each), bytes in all at the link's rate. */
+/* Seconds a partial plan takes: a latency per dependent round that has
+ * requests, then (with a profile) the longer of the rounds' requests at
+ * their capacity (cost_round_time less the latency) and the bytes at the
+ * link's rate, which overlap; with the --request-cost override their sum. */
 double cost_partial_time(const cost_link *l, const uint64_t *round_requests, uint32_t rounds,
                          uint64_t bytes);
 

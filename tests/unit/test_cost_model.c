@@ -98,11 +98,22 @@ Test(prices, a_partial_plan_is_its_rounds_and_its_bytes)
     const conn_profile p = wan();
     const cost_link l = cost_link_from_profile(&p, 0);
     const uint64_t rounds[2] = {79, 1300};
-    /* 18.75 MB is a second at 150 Mbit/s; each round at its own size. */
-    cr_expect_float_eq(cost_partial_time(&l, rounds, 2, 18750000),
-                       1.0 + cost_round_time(&l, 79) + cost_round_time(&l, 1300), 1e-9);
+    /* 18.75 MB is a second at 150 Mbit/s; each round at its own size, its
+     * latency once per round, its requests overlapping the bytes. */
+    const double req = (cost_round_time(&l, 79) - 0.2) + (cost_round_time(&l, 1300) - 0.2);
+    cr_assert(req > 1.0, "the requests outlast a second of bytes here: %f", req);
+    cr_expect_float_eq(cost_partial_time(&l, rounds, 2, 18750000), 0.4 + req, 1e-9);
+    /* Five seconds of bytes outlast the requests. */
+    cr_expect_float_eq(cost_partial_time(&l, rounds, 2, 5 * 18750000ull), 0.4 + 5.0, 1e-9);
     cr_expect_float_eq(cost_partial_time(&l, rounds, 1, 0), cost_round_time(&l, 79), 1e-12);
     cr_expect_eq(cost_partial_time(&l, rounds, 0, 0), 0.0);
+    /* A round without requests waits no latency. */
+    const uint64_t gap[3] = {79, 0, 1300};
+    cr_expect_float_eq(cost_partial_time(&l, gap, 3, 18750000), 0.4 + req, 1e-9);
+    /* The override prices in bytes: they add up. */
+    const cost_link o = cost_link_from_request_cost(1000);
+    cr_expect_float_eq(cost_partial_time(&o, rounds, 2, 5000),
+                       cost_round_time(&o, 79) + cost_round_time(&o, 1300) + 5000 * o.byte_s, 1e-15);
     /* The decision compares exactly this against the whole read. */
     const double tp = cost_partial_time(&l, rounds, 2, 1000);
     cr_expect(cost_file_pays_rounds(&l, rounds, 2, 1000, 0, (uint64_t)(tp / l.request_s / 0.9) + 1, 0.1));
