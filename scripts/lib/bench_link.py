@@ -31,7 +31,20 @@ NOMINAL = {"wan": {"rtt_ms": 200.0, "jitter_ms": 20.0, "mbit": 150.0},
            "lan": {"rtt_ms": 0.0, "jitter_ms": 0.0, "mbit": None}}
 
 
-class S3LinkWorld:
+class _World:
+    """A link world is a context manager that closes itself."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class S3LinkWorld(_World):
     kind = "s3link"
 
     def __init__(self, root: Path, profile: str, tls: bool = False, log_path: Path | None = None,
@@ -114,14 +127,8 @@ class S3LinkWorld:
             self.srv.stop()
             self.srv = None
 
-    def __enter__(self):
-        return self
 
-    def __exit__(self, *exc):
-        self.close()
-
-
-class ProxyWorld:
+class ProxyWorld(_World):
     """moto or versitygw (started by the caller) behind wanproxy.py."""
     kind = "proxy"
 
@@ -168,9 +175,3 @@ class ProxyWorld:
         if self.proxy is not None:
             self.proxy.stop()
             self.proxy = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
