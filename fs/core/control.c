@@ -45,6 +45,10 @@ char *control_render_stats(const plain_fs *p, size_t *len)
         json_object_set_new(o, "page_maps_walked", json_integer((json_int_t)STAT_GET(st, page_maps_walked)));
         json_object_set_new(o, "page_maps_from_disk",
                             json_integer((json_int_t)STAT_GET(st, page_maps_from_disk)));
+        const table_ahead_counts ahead = table_ahead_counts_get(p->ahead);
+        json_object_set_new(o, "table_ahead_tails", json_integer((json_int_t)ahead.tails));
+        json_object_set_new(o, "table_ahead_hits", json_integer((json_int_t)ahead.hits));
+        json_object_set_new(o, "table_ahead_listings", json_integer((json_int_t)ahead.listings));
         /* The one budget (--cache-size) and what holds it besides the cache. */
         memory_budget *mb = (memory_budget *)&p->budget; /* atomics: read-only use */
         json_object_set_new(o, "memory_budget_bytes", json_integer((json_int_t)mb->limit));

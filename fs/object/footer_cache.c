@@ -169,6 +169,12 @@ static void idle_remove(footer_cache *fc, footer_entry *e)
     fc->idle_bytes -= e->cost;
 }
 
+uint64_t footer_cache_tail_len(const footer_cache *fc, uint64_t size)
+{
+    uint64_t tail = fc->tail_bytes ? fc->tail_bytes : parquet_layout_tail_hint(size);
+    return tail < size ? tail : size;
+}
+
 /* Read and parse the footer of o into f (no lock held). */
 static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const sv_cancel *opener)
 {
@@ -177,9 +183,7 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const
         sv_fail(&f->err, FOOTER_E_PARSE, 0, "%s: too small to be Parquet", o->key);
         return;
     }
-    uint64_t tail = fc->tail_bytes ? fc->tail_bytes : parquet_layout_tail_hint(o->size);
-    if (tail > o->size)
-        tail = o->size;
+    uint64_t tail = footer_cache_tail_len(fc, o->size);
     for (int attempt = 0; attempt < 2; attempt++) {
         uint8_t *buf = malloc((size_t)tail);
         if (!buf) {

@@ -8,6 +8,11 @@
 
 #include "log.h"
 
+static uint64_t footer_tail_len(uint64_t size, void *footers)
+{
+    return footer_cache_tail_len(footers, size);
+}
+
 plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_config *cfg)
 {
     plain_fs *p = calloc(1, sizeof *p);
@@ -24,7 +29,8 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request, cfg->read_timeout_ms) : NULL;
     p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
     p->columns = column_memory_create();
-    if (!p->tree || !p->cache || !p->io || !p->footers || !p->columns) {
+    p->ahead = p->footers ? table_ahead_create(p->tree, p->io, footer_tail_len, p->footers) : NULL;
+    if (!p->tree || !p->cache || !p->io || !p->footers || !p->columns || !p->ahead) {
         plain_fs_destroy(p);
         return NULL;
     }
@@ -39,6 +45,7 @@ void plain_fs_destroy(plain_fs *p)
 {
     if (!p)
         return;
+    table_ahead_destroy(p->ahead); /* first: it reads through the rest */
     footer_cache_destroy(p->footers);
     column_memory_destroy(p->columns);
     object_io_destroy(p->io);
@@ -267,6 +274,8 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
         }
         if (!f->footer->meta)
             log_info("%s: not using Parquet layout: %s", f->obj.key, f->footer->err.msg);
+        else
+            table_ahead_opened(p->ahead, ino, f->obj.key);
     } else if (fetch_tail && f->obj.size > 0 && p->cfg.tail_bytes > 0) {
         /* Other files: the tail, in the background, in case it is a footer. */
         uint64_t tail = p->cfg.tail_bytes < f->obj.size ? p->cfg.tail_bytes : f->obj.size;

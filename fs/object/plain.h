@@ -20,6 +20,7 @@
 #include "object_store.h"
 #include "prefetch.h"
 #include "stats.h"
+#include "table_ahead.h"
 #include "tree.h"
 #include "vfs_types.h"
 
@@ -69,6 +70,7 @@ typedef struct {
     object_io *io;
     footer_cache *footers;
     column_memory *columns; /* columns readers read, per table (thread-safe) */
+    table_ahead *ahead;     /* footers of a table's next files (thread-safe) */
     int64_t start_time; /* mtime of nodes the store gives none */
 } plain_fs;
 

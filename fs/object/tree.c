@@ -24,6 +24,10 @@ typedef struct node {
     bool listed;
     bool listing; /* a listing is in flight; others wait on tree.listed_cv */
     int64_t listed_at_ns;
+    /* A flat listing of its partition directories is in flight (others wait
+     * on tree.listed_cv), or when the latest one started. */
+    bool flat_listing;
+    int64_t flat_at_ns;
     struct node *hash_next; /* index by (key, etag) */
 } node;
 
@@ -470,13 +474,267 @@ static bool listing_fresh(const tree *t, const node *dir)
     return now_ns() - dir->listed_at_ns < ttl;
 }
 
+static int dirent_cmp(const void *key, const void *elem)
+{
+    return strcmp(key, ((const tree_dirent *)elem)->name);
+}
+
+/* ---- partition directories, listed together ------------------------------------ */
+/* A table partitioned by a column has a directory per value (day=2024-01-01/),
+ * often with a file or two each; readers look them up one after another, and
+ * a listing per directory is a round trip per file. The first lookup into
+ * one lists all its sibling partitions' keys at once, flat (no delimiter,
+ * under the parent's prefix and the column's "name="), and installs the
+ * listing of every partition directory (nested ones too) that the flat
+ * listing covers whole; the others are listed on their own as before. */
+
+static bool is_partition_name(const char *name, size_t n)
+{
+    return n > 1 && name[0] != '_' && name[0] != '.' && memchr(name, '=', n) != NULL;
+}
+
+/* The last component of a directory's key ("t/day=1/" -> "day=1"). */
+static const char *dir_last_name(const node *d, size_t *n)
+{
+    size_t len = strlen(d->key);
+    if (len && d->key[len - 1] == '/')
+        len--;
+    size_t start = len;
+    while (start > 0 && d->key[start - 1] != '/')
+        start--;
+    *n = len - start;
+    return d->key + start;
+}
+
+static node *child_node(tree *t, const node *dir, const char *name)
+{
+    tree_dirent *e = bsearch(name, dir->children, dir->n_children, sizeof *dir->children, dirent_cmp);
+    return e ? get_node(t, e->ino) : NULL;
+}
+
+/* Whether dir's first listing should be its parent's partitions listed flat
+ * (lock held): dir is a partition directory and at least two of its
+ * siblings' listings are wanted too, and none was tried within the TTL. */
+static bool flat_listing_pays(tree *t, const node *dir)
+{
+    size_t n;
+    const char *name = dir_last_name(dir, &n);
+    node *parent = get_node(t, dir->parent);
+    if (dir->listed || dir->in_delta_log || !is_partition_name(name, n) || !parent || parent == dir ||
+        !parent->listed || parent->flat_listing ||
+        (parent->flat_at_ns && now_ns() - parent->flat_at_ns < t->dir_ttl_ns))
+        return false;
+    size_t unlisted = 0;
+    for (size_t i = 0; i < parent->n_children && unlisted < 3; i++) {
+        const tree_dirent *c = &parent->children[i];
+        const node *cn = c->is_dir ? get_node(t, c->ino) : NULL;
+        unlisted += cn && !cn->listed && is_partition_name(c->name, strlen(c->name));
+    }
+    return unlisted >= 3;
+}
+
+/* The keys of a flat listing, sorted, relative to its prefix's directory. */
+typedef struct {
+    raw_list keys;     /* name: the key relative to the parent directory */
+    bool truncated;    /* more keys follow the last */
+} flat_keys;
+
+/* Fetch up to TREE_FLAT_LIST_PAGES pages of the keys under prefix (no lock
+ * held); dir_key: the directory the names are made relative to. */
+static store_status fetch_flat(tree *t, const char *dir_key, const char *prefix, const store_request_opts *opts,
+                               flat_keys *out)
+{
+    memset(out, 0, sizeof *out);
+    const size_t dl = strlen(dir_key);
+    char *token = NULL;
+    store_status st = STORE_OK;
+    for (uint32_t pages = 0;; pages++) {
+        if (pages >= TREE_FLAT_LIST_PAGES) {
+            out->truncated = true;
+            break;
+        }
+        store_listing page;
+        sv_error err = {0};
+        char *asked = token;
+        st = store_list_page(t->store, prefix, NULL, asked, opts, &page, &err);
+        token = NULL;
+        if (st != STORE_OK) {
+            free(asked);
+            break;
+        }
+        for (size_t i = 0; i < page.n_objects && st == STORE_OK; i++) {
+            const store_object_entry *o = &page.objects[i];
+            if (strncmp(o->key, dir_key, dl) != 0)
+                continue;
+            /* sorted, as S3 lists: the directories' ranges below rely on it */
+            if (out->keys.n && strcmp(out->keys.v[out->keys.n - 1].key, o->key) >= 0)
+                st = STORE_ERR_PROTOCOL;
+            else if (!raw_push(&out->keys, o->key + dl, strlen(o->key + dl), o->key, false, o->size, o->mtime,
+                               o->etag))
+                st = STORE_ERR_NOMEM;
+        }
+        const bool more = page.truncated && page.next_token && page.next_token[0] &&
+                          !(asked && strcmp(asked, page.next_token) == 0);
+        if (more && st == STORE_OK)
+            token = strdup(page.next_token);
+        free(asked);
+        store_listing_free(&page);
+        if (st != STORE_OK || !more)
+            break;
+        if (!token) {
+            st = STORE_ERR_NOMEM;
+            break;
+        }
+    }
+    free(token);
+    if (st != STORE_OK)
+        raw_list_free(&out->keys);
+    return st;
+}
+
+/* The first key at or after rel (keys sorted). */
+static size_t first_key_from(const raw_list *keys, const char *rel)
+{
+    size_t lo = 0, hi = keys->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(keys->v[mid].name, rel) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Install the listing of partition directory rel (relative, ending in '/')
+ * from the flat keys when they cover it whole (lock held). */
+static void install_from_flat(tree *t, node *parent, flat_keys *f, const char *rel)
+{
+    const size_t rl = strlen(rel);
+    size_t i = first_key_from(&f->keys, rel);
+    if (f->truncated) {
+        /* Whole only when a key past its range came back. */
+        size_t end = i;
+        while (end < f->keys.n && strncmp(f->keys.v[end].name, rel, rl) == 0)
+            end++;
+        if (end >= f->keys.n)
+            return;
+    }
+    /* Find its node: every directory above it was installed before it. */
+    node *d = parent;
+    for (const char *c = rel; *c && d;) {
+        const char *slash = strchr(c, '/');
+        char name[TREE_NAME_MAX + 1];
+        if (!slash || (size_t)(slash - c) > TREE_NAME_MAX)
+            return;
+        memcpy(name, c, (size_t)(slash - c));
+        name[slash - c] = '\0';
+        d = child_node(t, d, name);
+        if (d && !d->is_dir)
+            return;
+        c = slash + 1;
+    }
+    if (!d || !d->is_dir || d->listing || d->listed)
+        return;
+    raw_list l = {0};
+    for (; i < f->keys.n && strncmp(f->keys.v[i].name, rel, rl) == 0; i++) {
+        const raw_entry *k = &f->keys.v[i];
+        const char *rest = k->name + rl;
+        const char *slash = strchr(rest, '/');
+        size_t nl;
+        const char *name;
+        bool ok = true;
+        if (!slash) {
+            if ((name = child_name(d->key, k->key, &nl, false)) != NULL)
+                ok = raw_push(&l, name, nl, k->key, false, k->size, k->mtime, k->etag);
+        } else {
+            /* a subdirectory: once, however many keys it holds */
+            const size_t sl = (size_t)(slash - rest);
+            if (l.n && l.v[l.n - 1].is_dir && strlen(l.v[l.n - 1].name) == sl &&
+                strncmp(l.v[l.n - 1].name, rest, sl) == 0)
+                continue;
+            char *sub = malloc(strlen(d->key) + sl + 2);
+            if (!sub) {
+                ok = false;
+            } else {
+                sprintf(sub, "%s%.*s/", d->key, (int)sl, rest);
+                if ((name = child_name(d->key, sub, &nl, true)) != NULL)
+                    ok = raw_push(&l, name, nl, sub, true, 0, 0, "");
+                free(sub);
+            }
+        }
+        if (!ok) {
+            raw_list_free(&l);
+            return;
+        }
+    }
+    if (install_listing(t, d, &l) == STORE_OK)
+        log_debug("listing of '%s' from its table's partitions listed together", d->key);
+    raw_list_free(&l);
+}
+
+/* List parent's partition directories flat, under the prefix of dir's
+ * column (lock held; dropped while listing), and install every partition
+ * directory's listing the keys cover whole, nested ones included. */
+static void list_partitions_flat(tree *t, node *parent, const node *dir, const store_request_opts *opts)
+{
+    size_t n;
+    const char *name = dir_last_name(dir, &n);
+    const char *eq = memchr(name, '=', n);
+    char *prefix = malloc(strlen(parent->key) + (size_t)(eq - name) + 2);
+    char *parent_key = strdup(parent->key);
+    if (!prefix || !parent_key) {
+        free(prefix);
+        free(parent_key);
+        return;
+    }
+    sprintf(prefix, "%s%.*s", parent->key, (int)(eq - name + 1), name);
+    parent->flat_listing = true;
+    parent->flat_at_ns = now_ns();
+    pthread_mutex_unlock(&t->lock);
+    flat_keys f;
+    store_status st = fetch_flat(t, parent_key, prefix, opts, &f);
+    pthread_mutex_lock(&t->lock);
+    parent->flat_listing = false;
+    if (st == STORE_OK) {
+        /* Every partition directory with a key, outermost first (a prefix
+         * sorts before its extensions; keys are sorted). */
+        char *last[TREE_PARTITION_DEPTH] = {0};
+        for (size_t i = 0; i < f.keys.n; i++) {
+            const char *rel = f.keys.v[i].name;
+            size_t depth = 0;
+            for (const char *c = rel, *slash; depth < TREE_PARTITION_DEPTH && (slash = strchr(c, '/'));
+                 c = slash + 1, depth++) {
+                if (!is_partition_name(c, (size_t)(slash - c)))
+                    break;
+                const size_t len = (size_t)(slash + 1 - rel);
+                if (last[depth] && strlen(last[depth]) == len && strncmp(last[depth], rel, len) == 0)
+                    continue;
+                free(last[depth]);
+                last[depth] = strndup(rel, len);
+                if (last[depth])
+                    install_from_flat(t, parent, &f, last[depth]);
+            }
+        }
+        for (size_t k = 0; k < TREE_PARTITION_DEPTH; k++)
+            free(last[k]);
+        raw_list_free(&f.keys);
+    } else {
+        log_debug("listing '%s' flat: %s; its directories are listed one by one", prefix, store_status_name(st));
+    }
+    pthread_cond_broadcast(&t->listed_cv);
+    free(prefix);
+    free(parent_key);
+}
+
 /* Make sure dir has a listing no older than its TTL. Called and returns with
  * the lock held; drops it while listing. A failed refresh keeps serving the
  * previous listing (with a warning); only a directory never listed fails. */
 static store_status ensure_listed(tree *t, node *dir, bool force, const store_request_opts *opts,
                                   sv_error *err, const sv_cancel *tok)
 {
-    while (dir->listing) {
+    for (node *parent = get_node(t, dir->parent);
+         dir->listing || (parent && parent != dir && parent->flat_listing);) {
         int why = sv_cancel_wait(tok, &t->listed_cv, &t->lock);
         if (why) {
             sv_fail(err, STORE_ERR_CANCELLED, 0, "waiting for the listing of '%s': cancelled", dir->key);
@@ -489,6 +747,18 @@ static store_status ensure_listed(tree *t, node *dir, bool force, const store_re
     if (tok)
         with_tok.cancel = tok;
     opts = &with_tok;
+    if (!force && flat_listing_pays(t, dir)) {
+        list_partitions_flat(t, get_node(t, dir->parent), dir, opts);
+        if (listing_fresh(t, dir))
+            return STORE_OK;
+        while (dir->listing) /* another thread began its own meanwhile */
+            if (sv_cancel_wait(tok, &t->listed_cv, &t->lock)) {
+                sv_fail(err, STORE_ERR_CANCELLED, 0, "waiting for the listing of '%s': cancelled", dir->key);
+                return STORE_ERR_CANCELLED;
+            }
+        if (listing_fresh(t, dir))
+            return STORE_OK;
+    }
     dir->listing = true;
     char *prefix = strdup(dir->key);
     pthread_mutex_unlock(&t->lock);
@@ -550,10 +820,6 @@ static void fill_attr(const node *n, tree_attr *out)
     snprintf(out->etag, sizeof out->etag, "%s", n->etag);
 }
 
-static int dirent_cmp(const void *key, const void *elem)
-{
-    return strcmp(key, ((const tree_dirent *)elem)->name);
-}
 
 /* ensure_listed, or with stale (not NULL) a listing past its TTL as it is:
  * *stale is set when one was. */

@@ -1,7 +1,7 @@
 /* The namespace: S3 keys under the mount prefix seen as a tree of inodes.
  *
  * Directories are listed with ListObjectsV2 (delimiter '/') on first use and
- * again after a TTL. A file inode names one version of an object (key + ETag):
+ * again after a TTL; a table's partition directories, together (below). A file inode names one version of an object (key + ETag):
  * a new ETag gets a new inode, so the kernel can never mix cached pages of two
  * versions. Nodes live until the tree is destroyed (memory grows with the
  * number of distinct objects seen; each directory is capped at
@@ -20,6 +20,12 @@
 #define TREE_MAX_DIR_ENTRIES 2000000u
 #define TREE_NAME_MAX 255u
 #define TREE_MAX_LIST_PAGES 20000u   /* pages of one directory's listing (S3 pages hold up to 1000 keys) */
+/* A partition directory's first listing (col=value/ under a directory with
+ * more of them) lists its siblings' keys flat, in up to this many pages, and
+ * installs every partition directory's listing they cover whole (nested up
+ * to TREE_PARTITION_DEPTH levels): one round trip, not one per directory. */
+#define TREE_FLAT_LIST_PAGES 16u
+#define TREE_PARTITION_DEPTH 4u
 
 typedef struct {
     uint64_t ino;

@@ -294,3 +294,90 @@ Test(tree, listings_count_in_the_mounts_memory_budget)
     t = NULL;
     cr_assert_eq(memory_budget_outside(&mb), 0, "all given back");
 }
+
+/* The children of directory path, as "name/" or "name" joined by spaces. */
+static void names_of(const char *path, char *out, size_t size)
+{
+    tree_dir_snapshot snap;
+    cr_assert_eq(tree_readdir(t, walk(path).ino, &snap, NULL), STORE_OK, "readdir %s", path);
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < snap.n; i++)
+        len += (size_t)snprintf(out + len, size - len, "%s%s%s", i ? " " : "", snap.entries[i].name,
+                                snap.entries[i].is_dir ? "/" : "");
+    tree_dir_snapshot_free(&snap);
+}
+
+/* A table's partition directories are listed by one flat listing when the
+ * first of them is looked into, and each shows exactly what a listing of its
+ * own shows: files, nested partitions, other subdirectories. */
+Test(tree, partition_directories_are_listed_together)
+{
+    put("w/t/_delta_log/00.json", "{}");
+    put("w/t/_delta_log/01.json", "{}");
+    for (int d = 1; d <= 9; d++) {
+        char k[64];
+        snprintf(k, sizeof k, "w/t/day=0%d/part-0.parquet", d);
+        put(k, "x");
+    }
+    put("w/t/day=03/part-1.parquet", "yy");
+    put("w/t/day=03/_tmp/scratch", "z");      /* not a partition: shown, not installed */
+    put("w/t/day=04/h=1/part-0.parquet", "n"); /* nested partitions */
+    put("w/t/day=04/h=2/part-0.parquet", "n");
+    put("w/t/other/x.parquet", "o");
+    t = tree_create(fault_store_base(faults), "w/", 60000, 1000);
+    char top[1024];
+    names_of("t", top, sizeof top); /* the table directory itself: listed as ever */
+    const uint64_t lists_before = mem_store_counts_now(m).lists;
+    walk("t/day=01/part-0.parquet");
+    cr_assert_eq(mem_store_counts_now(m).lists, lists_before + 1, "one flat listing: %llu", (unsigned long long)(mem_store_counts_now(m).lists - lists_before));
+    walk("t/day=09/part-0.parquet");
+    walk("t/day=04/h=2/part-0.parquet");
+    cr_assert_eq(mem_store_counts_now(m).lists, lists_before + 1, "the other partitions: no listing");
+    char got[512];
+    names_of("t/day=03", got, sizeof got);
+    cr_assert_str_eq(got, "_tmp/ part-0.parquet part-1.parquet");
+    names_of("t/day=04", got, sizeof got);
+    cr_assert_str_eq(got, "h=1/ h=2/ part-0.parquet");
+    names_of("t/day=04/h=1", got, sizeof got);
+    cr_assert_str_eq(got, "part-0.parquet");
+    cr_assert_eq(mem_store_counts_now(m).lists, lists_before + 1);
+    names_of("t/day=03/_tmp", got, sizeof got); /* listed on its own */
+    cr_assert_str_eq(got, "scratch");
+    cr_assert_eq(mem_store_counts_now(m).lists, lists_before + 2);
+    tree_attr a = walk("t/day=03/part-1.parquet");
+    cr_assert_eq(a.size, 2);
+}
+
+/* A flat listing cut short by its page limit installs only the partitions
+ * it covers whole; the rest are listed one by one, correctly. */
+Test(tree, a_flat_listing_cut_short_installs_what_it_covers)
+{
+    mem_store_set_page_keys(m, 2);
+    const int days = 2 * TREE_FLAT_LIST_PAGES + 10; /* more keys than the flat listing's pages hold */
+    for (int d = 0; d < days; d++) {
+        char k[64];
+        snprintf(k, sizeof k, "w/t/day=%03d/a.parquet", d);
+        put(k, "x");
+        snprintf(k, sizeof k, "w/t/day=%03d/b.parquet", d);
+        put(k, "x");
+    }
+    t = tree_create(fault_store_base(faults), "w/", 60000, 1000);
+    char top[1024];
+    names_of("t", top, sizeof top); /* the table directory itself: listed as ever */
+    const uint64_t lists_before = mem_store_counts_now(m).lists;
+    walk("t/day=000/a.parquet");
+    const uint64_t flat = mem_store_counts_now(m).lists - lists_before;
+    cr_assert_eq(flat, TREE_FLAT_LIST_PAGES, "the flat listing's pages");
+    /* 2 keys a page, 2 a directory: the first PAGES - 1 are whole (the last
+     * one's range is not known to have ended) */
+    for (int d = 0; d < days; d++) {
+        char dir[64], got[256];
+        snprintf(dir, sizeof dir, "t/day=%03d", d);
+        names_of(dir, got, sizeof got);
+        cr_assert_str_eq(got, "a.parquet b.parquet", "%s", dir);
+    }
+    const uint64_t own = mem_store_counts_now(m).lists - lists_before - flat;
+    cr_assert_eq(own, (uint64_t)(days - (TREE_FLAT_LIST_PAGES - 1)), "listed one by one: %llu",
+                 (unsigned long long)own);
+}

@@ -1,0 +1,528 @@
+#include "table_ahead.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+
+#define IDLE_WAKE_MS 1000 /* workers wake this often to forget idle tables */
+
+typedef struct {
+    char *key;
+    uint64_t hash; /* of key */
+    uint64_t ino, size;
+    char etag[S3_ETAG_MAX + 1];
+    bool opened, requested;
+} ahead_file;
+
+typedef enum { DIR_TO_LIST, DIR_LISTING, DIR_LISTED } dir_state;
+
+typedef struct {
+    char *key;     /* its prefix, ending in '/' */
+    uint64_t ino;
+    uint8_t depth; /* partition levels below the table */
+    uint8_t state; /* dir_state */
+} ahead_dir;
+
+/* One table a reader is opening files of. */
+typedef struct {
+    uint64_t gen;        /* 0: the slot is free */
+    char *root;          /* the table directory's key */
+    uint64_t root_ino;
+    int64_t last_ms;     /* its latest open */
+    uint32_t n_opened;   /* distinct files opened */
+    uint64_t *opened;    /* their key hashes (files may be listed after they were opened) */
+    size_t n_opened_hashes, cap_opened;
+    char *latest;        /* key of the latest file opened */
+    ahead_dir *dirs;
+    size_t n_dirs, cap_dirs;
+    ahead_file *files;   /* sorted by key when `sorted` */
+    size_t n_files, cap_files;
+    bool sorted;
+    unsigned listing;    /* listings in progress: the slot is not reused meanwhile */
+} ahead_run;
+
+/* A tail to fetch, copied out of a run so that it is fetched unlocked. */
+typedef struct {
+    object_ref obj;
+} ahead_fetch;
+
+struct table_ahead {
+    tree *tree;
+    object_io *io;
+    uint64_t (*tail_len)(uint64_t size, void *ud);
+    void *tail_ud;
+    pthread_mutex_t lock; /* guards everything below */
+    pthread_cond_t work;  /* a directory to list, or stop */
+    bool stop;
+    uint64_t next_gen;
+    size_t files_known;   /* files of every run together */
+    ahead_run runs[TABLE_AHEAD_RUNS];
+    table_ahead_counts counts;
+    pthread_t threads[TABLE_AHEAD_THREADS];
+    size_t n_threads;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint64_t key_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t n = *cap ? *cap * 2 : 16;
+    while (n < need)
+        n *= 2;
+    void *a = realloc(*arr, n * elem);
+    if (!a)
+        return false;
+    *arr = a;
+    *cap = n;
+    return true;
+}
+
+static void run_clear(table_ahead *ta, ahead_run *r)
+{
+    for (size_t i = 0; i < r->n_files; i++)
+        free(r->files[i].key);
+    ta->files_known -= r->n_files;
+    for (size_t i = 0; i < r->n_dirs; i++)
+        free(r->dirs[i].key);
+    free(r->files);
+    free(r->dirs);
+    free(r->opened);
+    free(r->root);
+    free(r->latest);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the table of a file ---------------------------------------------------------- */
+
+/* The last path component of a directory key ("a/b=1/" -> "b=1"). */
+static const char *dir_name(const char *key, size_t *len)
+{
+    size_t n = strlen(key);
+    if (n && key[n - 1] == '/')
+        n--;
+    size_t s = n;
+    while (s > 0 && key[s - 1] != '/')
+        s--;
+    *len = n - s;
+    return key + s;
+}
+
+static bool is_partition_name(const char *name, size_t len)
+{
+    return len > 1 && name[0] != '_' && name[0] != '.' && memchr(name, '=', len) != NULL;
+}
+
+/* The table directory of file ino: its directory, above any col=value/
+ * directories. Returns the inode, its key in *key (malloc'd), or 0. */
+static uint64_t table_root(tree *t, uint64_t ino, char **key)
+{
+    uint64_t dir = tree_parent(t, ino);
+    for (unsigned level = 0;; level++) {
+        char *k = tree_key(t, dir);
+        if (!k)
+            return 0;
+        size_t len;
+        const char *name = dir_name(k, &len);
+        if (dir == TREE_ROOT_INO || level >= TABLE_AHEAD_MAX_DEPTH || !is_partition_name(name, len)) {
+            *key = k;
+            return dir;
+        }
+        free(k);
+        dir = tree_parent(t, dir);
+    }
+}
+
+/* ---- what to fetch ---------------------------------------------------------------- */
+
+static int file_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ahead_file *)a)->key, ((const ahead_file *)b)->key);
+}
+
+/* The first file whose key sorts after key (r->files sorted). */
+static size_t after_key(const ahead_run *r, const char *key)
+{
+    size_t lo = 0, hi = r->n_files;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(r->files[mid].key, key) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Mark files ahead of the latest open to fetch, into out (up to
+ * TABLE_AHEAD_MAX_FILES); how many. Called with ta->lock held. */
+static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
+{
+    (void)ta;
+    if (r->n_opened < 2 || !r->latest || r->n_files == 0)
+        return 0;
+    if (!r->sorted) {
+        qsort(r->files, r->n_files, sizeof *r->files, file_cmp);
+        r->sorted = true;
+    }
+    uint64_t target = 2 * (uint64_t)r->n_opened;
+    if (target < TABLE_AHEAD_MIN_FILES)
+        target = TABLE_AHEAD_MIN_FILES;
+    if (target > TABLE_AHEAD_MAX_FILES)
+        target = TABLE_AHEAD_MAX_FILES;
+    const uint64_t unread_max = 4 * (uint64_t)r->n_opened + TABLE_AHEAD_MIN_FILES;
+    const size_t pos = after_key(r, r->latest);
+    /* Files past a directory not listed yet may not be the next ones. */
+    const char *unknown = NULL;
+    for (size_t i = 0; i < r->n_dirs; i++)
+        if (r->dirs[i].state != DIR_LISTED && (!unknown || strcmp(r->dirs[i].key, unknown) < 0))
+            unknown = r->dirs[i].key;
+    uint64_t ahead = 0, unread = 0;
+    for (size_t i = 0; i < r->n_files; i++) {
+        if (r->files[i].requested && !r->files[i].opened) {
+            unread++;
+            ahead += i >= pos;
+        }
+    }
+    size_t n = 0;
+    for (size_t i = pos; i < r->n_files && ahead < target && unread < unread_max && n < TABLE_AHEAD_MAX_FILES;
+         i++) {
+        ahead_file *f = &r->files[i];
+        if (unknown && strcmp(f->key, unknown) > 0)
+            break;
+        if (f->opened || f->requested)
+            continue;
+        object_ref o = {.id = f->ino, .key = strdup(f->key), .size = f->size};
+        if (!o.key)
+            break;
+        memcpy(o.etag, f->etag, sizeof o.etag);
+        f->requested = true;
+        out[n++].obj = o;
+        ahead++;
+        unread++;
+    }
+    return n;
+}
+
+/* Start the tail fetches of a window (no lock held) and free it. */
+static void fetch_window(table_ahead *ta, ahead_fetch *w, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const object_ref *o = &w[i].obj;
+        uint64_t tail = ta->tail_len(o->size, ta->tail_ud);
+        if (tail > o->size)
+            tail = o->size;
+        if (tail > 0)
+            object_prefetch(ta->io, o, o->size - tail, o->size, 0, false);
+        object_ref_free(&w[i].obj);
+    }
+}
+
+/* ---- opens ------------------------------------------------------------------------- */
+
+/* The run of table root (created, or an idle one reused), or NULL. Called
+ * with ta->lock held. */
+static ahead_run *run_of(table_ahead *ta, const char *root, uint64_t root_ino, int64_t now)
+{
+    ahead_run *free_slot = NULL, *oldest = NULL;
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (r->gen && r->root_ino == root_ino && strcmp(r->root, root) == 0)
+            return r;
+        if (!r->gen && !free_slot)
+            free_slot = r;
+        else if (r->gen && r->listing == 0 && (!oldest || r->last_ms < oldest->last_ms))
+            oldest = r;
+    }
+    ahead_run *r = free_slot ? free_slot : oldest;
+    if (!r)
+        return NULL;
+    if (r->gen)
+        run_clear(ta, r);
+    r->root = strdup(root);
+    if (!r->root)
+        return NULL;
+    r->gen = ++ta->next_gen;
+    r->root_ino = root_ino;
+    r->last_ms = now;
+    return r;
+}
+
+void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key)
+{
+    if (!ta)
+        return;
+    char *root = NULL;
+    const uint64_t root_ino = table_root(ta->tree, ino, &root);
+    if (!root_ino)
+        return;
+    const uint64_t hash = key_hash(key);
+    const int64_t now = now_ms();
+    ahead_fetch window[TABLE_AHEAD_MAX_FILES];
+    size_t n = 0;
+    pthread_mutex_lock(&ta->lock);
+    ahead_run *r = run_of(ta, root, root_ino, now);
+    if (r) {
+        r->last_ms = now;
+        bool seen = false;
+        for (size_t i = 0; i < r->n_opened_hashes && !seen; i++)
+            seen = r->opened[i] == hash;
+        if (!seen) {
+            if (r->n_opened_hashes < TABLE_AHEAD_MAX_TABLE_FILES &&
+                grow((void **)&r->opened, &r->cap_opened, r->n_opened_hashes + 1, sizeof *r->opened))
+                r->opened[r->n_opened_hashes++] = hash;
+            r->n_opened++;
+        }
+        for (size_t i = 0; i < r->n_files; i++) {
+            ahead_file *f = &r->files[i];
+            if (f->hash == hash && !f->opened) {
+                f->opened = true;
+                ta->counts.hits += f->requested;
+            }
+        }
+        char *latest = strdup(key);
+        if (latest) {
+            free(r->latest);
+            r->latest = latest;
+        }
+        if (r->n_opened >= 2 && r->n_dirs == 0 &&
+            grow((void **)&r->dirs, &r->cap_dirs, 1, sizeof *r->dirs)) {
+            char *k = strdup(root);
+            if (k) {
+                r->dirs[r->n_dirs++] = (ahead_dir){.key = k, .ino = root_ino, .depth = 0, .state = DIR_TO_LIST};
+                pthread_cond_signal(&ta->work);
+            }
+        }
+        n = take_window(ta, r, window);
+        ta->counts.tails += n;
+    }
+    pthread_mutex_unlock(&ta->lock);
+    free(root);
+    fetch_window(ta, window, n);
+}
+
+/* ---- listing ----------------------------------------------------------------------- */
+
+static bool ends_with_parquet(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 8 && strcmp(name + n - 8, ".parquet") == 0;
+}
+
+/* What one directory's listing adds to its table. */
+typedef struct {
+    ahead_dir *dirs;
+    size_t n_dirs;
+    ahead_file *files;
+    size_t n_files;
+} dir_found;
+
+static void found_free(dir_found *d)
+{
+    for (size_t i = 0; i < d->n_files; i++)
+        free(d->files[i].key);
+    for (size_t i = 0; i < d->n_dirs; i++)
+        free(d->dirs[i].key);
+    free(d->files);
+    free(d->dirs);
+}
+
+/* List dir (no lock held): its partition directories and Parquet files. */
+static void list_dir(table_ahead *ta, ahead_dir dir, dir_found *out)
+{
+    memset(out, 0, sizeof *out);
+    sv_cancel tok;
+    object_io_cancel_init(ta->io, &tok);
+    tree_dir_snapshot snap;
+    if (tree_readdir(ta->tree, dir.ino, &snap, &tok) != STORE_OK)
+        return;
+    out->dirs = calloc(snap.n ? snap.n : 1, sizeof *out->dirs);
+    out->files = calloc(snap.n ? snap.n : 1, sizeof *out->files);
+    if (out->dirs && out->files) {
+        for (size_t i = 0; i < snap.n; i++) {
+            const tree_dirent *e = &snap.entries[i];
+            if (e->name[0] == '_' || e->name[0] == '.')
+                continue; /* _delta_log/, _SUCCESS, hidden files */
+            if (e->is_dir) {
+                char *key;
+                if (dir.depth < TABLE_AHEAD_MAX_DEPTH && is_partition_name(e->name, strlen(e->name)) &&
+                    (key = tree_key(ta->tree, e->ino)) != NULL)
+                    out->dirs[out->n_dirs++] = (ahead_dir){
+                        .key = key, .ino = e->ino, .depth = (uint8_t)(dir.depth + 1), .state = DIR_TO_LIST};
+                continue;
+            }
+            tree_attr a;
+            if (!ends_with_parquet(e->name) || tree_getattr(ta->tree, e->ino, &a) != STORE_OK)
+                continue;
+            char *key = tree_key(ta->tree, e->ino);
+            if (!key)
+                continue;
+            ahead_file *f = &out->files[out->n_files++];
+            *f = (ahead_file){.key = key, .hash = key_hash(key), .ino = e->ino, .size = a.size};
+            memcpy(f->etag, a.etag, sizeof f->etag);
+        }
+    }
+    tree_dir_snapshot_free(&snap);
+}
+
+/* Add what a listing found to run r. Called with ta->lock held. */
+static void add_found(table_ahead *ta, ahead_run *r, dir_found *d)
+{
+    for (size_t i = 0; i < d->n_dirs && r->n_dirs < TABLE_AHEAD_MAX_DIRS; i++)
+        if (grow((void **)&r->dirs, &r->cap_dirs, r->n_dirs + 1, sizeof *r->dirs)) {
+            r->dirs[r->n_dirs++] = d->dirs[i];
+            d->dirs[i].key = NULL; /* the run's now */
+        }
+    for (size_t i = 0; i < d->n_files && ta->files_known < TABLE_AHEAD_MAX_TABLE_FILES; i++) {
+        if (!grow((void **)&r->files, &r->cap_files, r->n_files + 1, sizeof *r->files))
+            break;
+        ahead_file *f = &d->files[i];
+        for (size_t k = 0; k < r->n_opened_hashes && !f->opened; k++)
+            f->opened = r->opened[k] == f->hash;
+        r->files[r->n_files++] = *f;
+        f->key = NULL; /* the run's now */
+        ta->files_known++;
+        r->sorted = false;
+    }
+}
+
+/* A directory of some run to list, claimed; false when there is none.
+ * Called with ta->lock held. */
+static bool claim_dir(table_ahead *ta, size_t *run, size_t *dir)
+{
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (!r->gen)
+            continue;
+        size_t best = SIZE_MAX; /* the first in key order: the reader's next files are there */
+        for (size_t k = 0; k < r->n_dirs; k++)
+            if (r->dirs[k].state == DIR_TO_LIST && (best == SIZE_MAX || strcmp(r->dirs[k].key, r->dirs[best].key) < 0))
+                best = k;
+        if (best != SIZE_MAX) {
+            r->dirs[best].state = DIR_LISTING;
+            r->listing++;
+            *run = i;
+            *dir = best;
+            return true;
+        }
+    }
+    return false;
+}
+
+static void forget_idle(table_ahead *ta, int64_t now)
+{
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (r->gen && r->listing == 0 && now - r->last_ms > TABLE_AHEAD_TTL_MS)
+            run_clear(ta, r);
+    }
+}
+
+static void *worker(void *arg)
+{
+    table_ahead *ta = arg;
+    pthread_mutex_lock(&ta->lock);
+    while (!ta->stop) {
+        size_t ri, di;
+        if (!claim_dir(ta, &ri, &di)) {
+            forget_idle(ta, now_ms());
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += IDLE_WAKE_MS / 1000;
+            pthread_cond_timedwait(&ta->work, &ta->lock, &until);
+            continue;
+        }
+        ahead_run *r = &ta->runs[ri];
+        const ahead_dir dir = r->dirs[di];
+        pthread_mutex_unlock(&ta->lock);
+        dir_found found;
+        list_dir(ta, dir, &found);
+        ahead_fetch window[TABLE_AHEAD_MAX_FILES];
+        pthread_mutex_lock(&ta->lock);
+        /* The slot is not reused while it lists (r->listing). */
+        r->dirs[di].state = DIR_LISTED;
+        r->listing--;
+        ta->counts.listings++;
+        add_found(ta, r, &found);
+        if (found.n_dirs)
+            pthread_cond_broadcast(&ta->work);
+        const size_t n = take_window(ta, r, window);
+        ta->counts.tails += n;
+        pthread_mutex_unlock(&ta->lock);
+        found_free(&found);
+        fetch_window(ta, window, n);
+        pthread_mutex_lock(&ta->lock);
+    }
+    pthread_mutex_unlock(&ta->lock);
+    return NULL;
+}
+
+/* ---- life -------------------------------------------------------------------------- */
+
+table_ahead *table_ahead_create(tree *t, object_io *io, uint64_t (*tail_len)(uint64_t size, void *ud),
+                                void *tail_ud)
+{
+    table_ahead *ta = calloc(1, sizeof *ta);
+    if (!ta)
+        return NULL;
+    ta->tree = t;
+    ta->io = io;
+    ta->tail_len = tail_len;
+    ta->tail_ud = tail_ud;
+    pthread_mutex_init(&ta->lock, NULL);
+    pthread_cond_init(&ta->work, NULL);
+    for (; ta->n_threads < TABLE_AHEAD_THREADS; ta->n_threads++)
+        if (pthread_create(&ta->threads[ta->n_threads], NULL, worker, ta) != 0) {
+            table_ahead_destroy(ta);
+            return NULL;
+        }
+    return ta;
+}
+
+void table_ahead_destroy(table_ahead *ta)
+{
+    if (!ta)
+        return;
+    pthread_mutex_lock(&ta->lock);
+    ta->stop = true;
+    pthread_cond_broadcast(&ta->work);
+    pthread_mutex_unlock(&ta->lock);
+    for (size_t i = 0; i < ta->n_threads; i++)
+        pthread_join(ta->threads[i], NULL);
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++)
+        if (ta->runs[i].gen)
+            run_clear(ta, &ta->runs[i]);
+    pthread_cond_destroy(&ta->work);
+    pthread_mutex_destroy(&ta->lock);
+    free(ta);
+}
+
+table_ahead_counts table_ahead_counts_get(table_ahead *ta)
+{
+    table_ahead_counts c = {0};
+    if (!ta)
+        return c;
+    pthread_mutex_lock(&ta->lock);
+    c = ta->counts;
+    pthread_mutex_unlock(&ta->lock);
+    return c;
+}

@@ -1,0 +1,205 @@
+/* Footers ahead across a table's files (table_ahead.h), through the plain
+ * tree over the in-memory store: a partitioned table of small Parquet files
+ * opened one after another, as a reader of a table's file list opens them. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fixture_files.h"
+#include "log.h"
+#include "mem_store.h"
+#include "plain.h"
+
+#define DAYS 4
+#define FILES_PER_DAY 10
+#define N_FILES (DAYS * FILES_PER_DAY)
+
+static mem_store *m;
+static plain_fs *p;
+static sv_stats stats;
+static uint8_t *pq;
+static size_t pq_len;
+
+static void file_path(char *buf, size_t size, int i)
+{
+    snprintf(buf, size, "tbl/day=2024-01-0%d/part-%02d.parquet", 1 + i / FILES_PER_DAY, i % FILES_PER_DAY);
+}
+
+static void setup(void)
+{
+    sv_log_init(SV_LOG_ERROR, false);
+    m = mem_store_create();
+    pq = fixture_read(FIXTURE_DIR "/v1_plain_none_index.parquet", &pq_len);
+    for (int i = 0; i < N_FILES; i++) {
+        char path[128], key[160];
+        file_path(path, sizeof path, i);
+        snprintf(key, sizeof key, "w/%s", path);
+        cr_assert(mem_store_put(m, key, pq, pq_len));
+    }
+    cr_assert(mem_store_put(m, "w/tbl/_delta_log/00000000000000000000.json", "{}", 2));
+    cr_assert(mem_store_put(m, "w/other/x.parquet", pq, pq_len));
+    memset(&stats, 0, sizeof stats);
+    plain_config cfg = {
+        .prefix = "w/",
+        .cache_bytes = 16u << 20,
+        .block_size = 256,
+        .max_request = 64u << 10,
+        .read_timeout_ms = 2000, /* an open whose footer is not cached fails while the store holds GETs */
+        .tail_bytes = 0, /* 64 KiB: the fixture's whole file, page index and all */
+        .dir_ttl_ms = 60000,
+        .delta_log_ttl_ms = 1000,
+        .file_attr_timeout_s = 3600,
+        .delta_log_attr_timeout_s = 1,
+        .dir_attr_timeout_s = 10,
+        .prefetch = {.min_streak = 8u << 10, .max_window = 16u << 10, .kernel_readahead = 4096},
+    };
+    p = plain_fs_create(mem_store_base(m), &stats, &cfg);
+    cr_assert_not_null(p);
+}
+
+static void teardown(void)
+{
+    mem_store_drain(m);
+    plain_fs_destroy(p);
+    store_destroy(mem_store_base(m));
+    free(pq);
+}
+
+TestSuite(table_ahead, .init = setup, .fini = teardown, .timeout = 60);
+
+static uint64_t ino_of(const char *path)
+{
+    sv_attr a = {.ino = TREE_ROOT_INO};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save))
+        cr_assert_eq(plain_lookup(p, a.ino, c, &a, NULL), 0, "lookup of %s", c);
+    return a.ino;
+}
+
+/* Wait (up to 10 s) until the workers have listed `listings` directories,
+ * then until the fetches they started are done. */
+static void settle(uint64_t listings)
+{
+    for (int i = 0; i < 1000 && table_ahead_counts_get(p->ahead).listings < listings; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    cr_assert_geq(table_ahead_counts_get(p->ahead).listings, listings);
+    mem_store_drain(m);
+}
+
+/* Open file i and close it; the bytes the open fetched from the store. */
+static uint64_t open_file(int i)
+{
+    char path[128];
+    file_path(path, sizeof path, i);
+    const uint64_t ino = ino_of(path);
+    mem_store_drain(m);
+    const uint64_t before = mem_store_counts_now(m).get_bytes;
+    plain_file f;
+    cr_assert_eq(plain_file_open(p, ino, false, &f, NULL), 0, "open %s", path);
+    cr_assert_not_null(plain_file_layout(&f), "%s: footer", path);
+    const uint64_t fetched = mem_store_counts_now(m).get_bytes - before;
+    plain_file_close(p, &f);
+    return fetched;
+}
+
+/* Open file i while the store serves no GET: true when its footer was
+ * already in the cache (else the open's read times out: no layout). The
+ * fetches the open starts ahead are served afterwards. */
+static bool opens_from_cache(int i)
+{
+    char path[128];
+    file_path(path, sizeof path, i);
+    const uint64_t ino = ino_of(path);
+    mem_store_drain(m);
+    mem_store_hold(m, true);
+    plain_file f;
+    const int r = plain_file_open(p, ino, false, &f, NULL);
+    const bool cached = r == 0 && plain_file_layout(&f) != NULL;
+    if (r == 0)
+        plain_file_close(p, &f);
+    mem_store_hold(m, false);
+    mem_store_drain(m);
+    return cached;
+}
+
+Test(table_ahead, one_file_opened_fetches_nothing_ahead)
+{
+    cr_assert_gt(open_file(0), 0);
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    mem_store_drain(m);
+    table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_eq(c.tails, 0);
+    cr_assert_eq(c.listings, 0);
+}
+
+/* Opened in key order across the partitions: after the second open, every
+ * open finds its footer fetched ahead (it opens while the store serves
+ * nothing), and
+ * never more than the window is fetched past the reader. */
+Test(table_ahead, opens_in_key_order_find_their_footers_fetched)
+{
+    cr_assert_gt(open_file(0), 0);
+    cr_assert_gt(open_file(1), 0);
+    settle(1 + DAYS); /* the table and its partition directories */
+    for (int i = 2; i < N_FILES; i++) {
+        cr_assert(opens_from_cache(i), "file %d: footer fetched ahead", i);
+        const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+        uint64_t window = 2 * (uint64_t)(i + 1);
+        window = window < TABLE_AHEAD_MIN_FILES ? TABLE_AHEAD_MIN_FILES : window;
+        window = window > TABLE_AHEAD_MAX_FILES ? TABLE_AHEAD_MAX_FILES : window;
+        cr_assert_leq(c.tails, (uint64_t)(i - 1) + window, "after %d opens: %llu tails", i + 1,
+                      (unsigned long long)c.tails);
+        mem_store_drain(m);
+    }
+    const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_eq(c.hits, N_FILES - 2);
+    cr_assert_eq(c.tails, N_FILES - 2, "no file outside the table, nor twice");
+    cr_assert_eq(footer_cache_loads(p->footers), N_FILES);
+}
+
+/* A reader that stops after two files has cost the window's tails and the
+ * listings: no more. */
+Test(table_ahead, a_reader_that_stops_costs_the_window)
+{
+    open_file(0);
+    open_file(1);
+    settle(1 + DAYS);
+    const mem_store_counts before = mem_store_counts_now(m);
+    nanosleep(&(struct timespec){.tv_nsec = 200 * 1000 * 1000}, NULL);
+    mem_store_drain(m);
+    const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_eq(c.tails, TABLE_AHEAD_MIN_FILES);
+    cr_assert_eq(mem_store_counts_now(m).get_bytes, before.get_bytes, "nothing more once settled");
+    cr_assert_leq(before.get_bytes, (2 + TABLE_AHEAD_MIN_FILES) * (uint64_t)pq_len);
+}
+
+/* A reader opening files out of key order (every third file, backwards)
+ * leaves at most four times the files it opened, plus the minimum, fetched
+ * and unread; every byte it reads is still the object's own. */
+Test(table_ahead, out_of_order_opens_are_bounded)
+{
+    int opened = 0;
+    for (int i = N_FILES - 1; i >= 0; i -= 3) {
+        open_file(i);
+        opened++;
+        settle(opened >= 2 ? 1 + DAYS : 0);
+        const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+        cr_assert_leq(c.tails - c.hits, 4 * (uint64_t)opened + TABLE_AHEAD_MIN_FILES);
+    }
+}
+
+/* Files of another table, and Delta log files, are never fetched ahead. */
+Test(table_ahead, other_tables_are_their_own)
+{
+    open_file(0);
+    char path[] = "other/x.parquet";
+    plain_file f;
+    cr_assert_eq(plain_file_open(p, ino_of(path), false, &f, NULL), 0);
+    plain_file_close(p, &f);
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    mem_store_drain(m);
+    cr_assert_eq(table_ahead_counts_get(p->ahead).tails, 0, "one file of each table: nothing ahead");
+}
