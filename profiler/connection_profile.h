@@ -32,6 +32,8 @@ typedef struct {
     double latency_p90_s;
     double connect_s;         /* extra time of a request on a new connection */
     double bandwidth_Bps;     /* bytes per second of large ranges */
+    uint64_t bandwidth_bytes; /* bytes of the large ranges behind bandwidth_Bps (the
+                               * warmup's ~8 MiB; fewer on a table of small files) */
     uint32_t n_capacity;      /* points in capacity[], in_flight ascending */
     capacity_point capacity[PROFILE_MAX_CAPACITY_POINTS];
     uint32_t suggested_in_flight; /* smallest level reaching ~95 % of the best capacity */

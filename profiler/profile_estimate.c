@@ -61,6 +61,20 @@ static int cmp_interval(const void *x, const void *y)
     return (p->a > q->a) - (p->a < q->a);
 }
 
+static bool usable_delivery(const delivery_sample *d)
+{
+    return d->ok && d->bytes > 0 && isfinite(d->start_s) && isfinite(d->end_s) && d->end_s > d->start_s;
+}
+
+uint64_t profile_bandwidth_bytes(const delivery_sample *d, size_t n)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; d && i < n; i++)
+        if (usable_delivery(&d[i]))
+            bytes += d[i].bytes;
+    return bytes;
+}
+
 double profile_bandwidth(const delivery_sample *d, size_t n)
 {
     if (!d || n == 0)
@@ -71,8 +85,7 @@ double profile_bandwidth(const delivery_sample *d, size_t n)
     size_t m = 0;
     double bytes = 0;
     for (size_t i = 0; i < n; i++) {
-        if (!d[i].ok || d[i].bytes == 0 || !isfinite(d[i].start_s) || !isfinite(d[i].end_s) ||
-            !(d[i].end_s > d[i].start_s))
+        if (!usable_delivery(&d[i]))
             continue;
         iv[m++] = (interval){d[i].start_s, d[i].end_s};
         bytes += (double)d[i].bytes;
@@ -205,9 +218,11 @@ void profile_estimate(const profile_samples *s, conn_profile *out)
         }
     }
     out->bandwidth_Bps = profile_bandwidth(s->large, s->n_large);
-    if (out->bandwidth_Bps > 0)
+    if (out->bandwidth_Bps > 0) {
+        out->bandwidth_bytes = profile_bandwidth_bytes(s->large, s->n_large);
         for (size_t i = 0; i < s->n_large; i++)
             used += s->large[i].ok;
+    }
     estimate_capacity(s->waves, s->n_waves, out, &used);
     out->samples = used;
     out->valid = have_latency && out->bandwidth_Bps > 0;

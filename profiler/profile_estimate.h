@@ -5,8 +5,9 @@
  *   latency    median and p90 of first-byte times of small ranges on warm
  *              connections (a small range's completion is its first byte)
  *   connect    median on fresh connections minus the warm median (>= 0)
- *   bandwidth  bytes of large ranges over the union of their delivery
- *              intervals, so ranges delivered at once share the time
+ *   bandwidth  bytes of large ranges (each sample's own length) over the
+ *              union of their delivery intervals, so ranges delivered at
+ *              once share the time; bandwidth_bytes is their sum
  *   capacity   per wave of small reads kept at in_flight outstanding:
  *              completions per second by Little's law, in_flight over the
  *              mean time a request took once the wave is steady (after its
@@ -71,6 +72,8 @@ bool profile_latency(const latency_sample *s, size_t n, size_t min_samples, doub
                      double *p90);
 /* Bytes per second over the union of the usable intervals; 0 when none. */
 double profile_bandwidth(const delivery_sample *d, size_t n);
+/* The bytes of the usable samples (what profile_bandwidth divides). */
+uint64_t profile_bandwidth_bytes(const delivery_sample *d, size_t n);
 /* Completions per second of one wave once steady; 0 when it is unusable. */
 double profile_wave_rate(const capacity_wave *w);
 

@@ -23,8 +23,9 @@ static const char usage_profile[] =
     "connections), what a new connection adds, bandwidth of large ranges, and\n"
     "completions per second of small ranges at several numbers in flight, with\n"
     "the smallest number that reaches 95% of the best. Reads ranges of up to 3\n"
-    "data files of at least 4 MiB under the prefix (*.parquet first): at most\n"
-    "25 MiB and 3,200 requests.\n"
+    "data files of at least 4 MiB under the prefix (*.parquet first), and with\n"
+    "fewer of those, of up to 32 files of at least 64 KiB (whole ones for the\n"
+    "bandwidth): at most 25 MiB and 3,200 requests.\n"
     "\n"
     "options:\n"
     "  --json                one JSON document on stdout, the one\n"
@@ -113,7 +114,8 @@ void cli_profile_format(const conn_profile *p, char *buf, size_t n)
     } while (0)
     PUT("latency    %.1f ms median, %.1f ms p90\n", p->latency_s * 1e3, p->latency_p90_s * 1e3);
     PUT("connect    %.1f ms\n", p->connect_s * 1e3);
-    PUT("bandwidth  %.1f Mbit/s\n", p->bandwidth_Bps * 8 / 1e6);
+    PUT("bandwidth  %.1f Mbit/s over %.1f MiB\n", p->bandwidth_Bps * 8 / 1e6,
+        (double)p->bandwidth_bytes / (1 << 20));
     PUT("capacity  ");
     if (p->n_capacity == 0)
         PUT(" not measured");

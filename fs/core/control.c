@@ -83,12 +83,14 @@ char *control_render_profile(link_profile *lp, int64_t now_s, size_t *len)
         for (uint32_t i = 0; curve && i < p.n_capacity && i < PROFILE_MAX_CAPACITY_POINTS; i++)
             json_array_append_new(curve, json_pack("{s:i, s:f}", "in_flight", (json_int_t)p.capacity[i].in_flight,
                                                    "per_s", rounded(p.capacity[i].per_s, 0.1)));
-        prof = json_pack("{s:f, s:f, s:f, s:f, s:f, s:o*, s:i, s:I}",
+        prof = json_pack("{s:f, s:f, s:f, s:f, s:f, s:I, s:o*, s:i, s:I}",
                          "latency_ms", rounded(p.latency_s * 1e3, 0.001),
                          "latency_p90_ms", rounded(p.latency_p90_s * 1e3, 0.001),
                          "connect_ms", rounded(p.connect_s * 1e3, 0.001),
                          "bandwidth_mbit", rounded(p.bandwidth_Bps * 8 / 1e6, 0.01),
                          "bandwidth_Bps", rounded(p.bandwidth_Bps, 1),
+                         /* fewer than the usual ~8 MiB: a table of small files */
+                         "bandwidth_bytes", (json_int_t)p.bandwidth_bytes,
                          "capacity", curve,
                          "suggested_in_flight", (json_int_t)p.suggested_in_flight,
                          "samples", (json_int_t)p.samples);

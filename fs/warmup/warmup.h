@@ -4,12 +4,21 @@
  *
  * Through the object-store interface only: walks a bounded number of
  * listing pages from the prefix (breadth first, _delta_log/ skipped) for up
- * to WARMUP_MAX_FILES data files of at least WARMUP_MIN_FILE bytes (*.parquet
- * first), then, within the time, byte and request budgets:
+ * to WARMUP_MAX_FILES large data files, of at least WARMUP_MIN_FILE bytes
+ * (*.parquet first). With fewer than that (tables grown by appends are
+ * mostly small files) it also takes up to WARMUP_MAX_SMALL_FILES smaller
+ * ones of at least WARMUP_MIN_SMALL_FILE bytes (*.parquet first, the
+ * largest seen). Then, within the time, byte and request budgets, spread
+ * over the files in turn:
  *
  *   1. small ranges on warm connections (first a priming round opens them)
  *   2. small ranges on fresh connections (connect cost)
- *   3. large ranges at once (bandwidth)
+ *   3. large ranges at once (bandwidth): about WARMUP_BANDWIDTH_BYTES in
+ *      ranges of up to 2 MiB, each capped at its file's size (whole small
+ *      files, several in flight together; a priming round first opens a
+ *      connection for each). Files holding less give a bandwidth from fewer
+ *      bytes (conn_profile.bandwidth_bytes says how many); under
+ *      WARMUP_MIN_BANDWIDTH_BYTES in all, the warmup does not sample
  *   4. waves of small ranges kept at each in-flight level up to
  *      max_in_flight (capacity curve)
  *
@@ -28,8 +37,16 @@
 #include "stats.h"
 #include "sv_error.h"
 
-#define WARMUP_MIN_FILE  (4ull << 20)
+#define WARMUP_MIN_FILE  (4ull << 20) /* a large file: room for 2 MiB ranges */
 #define WARMUP_MAX_FILES 3
+/* Smaller files, taken when there are fewer than WARMUP_MAX_FILES large
+ * ones: a bandwidth sample of ~8 MiB needs several of them in flight. */
+#define WARMUP_MIN_SMALL_FILE  (64ull << 10)
+#define WARMUP_MAX_SMALL_FILES 32
+#define WARMUP_BANDWIDTH_BYTES (8ull << 20) /* the bandwidth sample's bytes in flight */
+/* Less than this in all the files: a bandwidth sample would be mostly
+ * latency jitter (64 KiB take 3.5 ms at 150 Mbit/s), so none is taken. */
+#define WARMUP_MIN_BANDWIDTH_BYTES (1ull << 20)
 #define WARMUP_SMALL     4096u /* bytes of a small range */
 
 /* A line of progress ("latency", "capacity at 128 in flight", ...), called
@@ -57,8 +74,10 @@ void warmup_config_defaults(warmup_config *c);
 
 /* Measure now, blocking (at most the listing walk plus budget_s). True when
  * sampling ran: *out is the estimate (valid or not, measured_at_s set).
- * False with err when it could not (the listing failed, no data file large
- * enough, cancelled, out of memory): *out invalid. cancel may be NULL. */
+ * False with err when it could not (the listing failed, no data file of at
+ * least WARMUP_MIN_SMALL_FILE, small files holding under
+ * WARMUP_MIN_BANDWIDTH_BYTES in all, cancelled, out of memory): *out
+ * invalid. cancel may be NULL. */
 bool warmup_measure(object_store *s, const warmup_config *c, const atomic_bool *cancel,
                     conn_profile *out, sv_error *err);
 

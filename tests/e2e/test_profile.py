@@ -4,8 +4,9 @@ link inside the server and answers thousands of GETs a second, as S3 does
 measures the `wan` link (200 +- 20 ms, 150 Mbit/s) within bounds an order of
 magnitude wide, in a profile of the right shape; a mount's warmup fills
 MOUNTPOINT/.sieve/profile in the background; `--warmup none` sends no
-sampling request; a warmup that cannot measure (no file large enough,
-failing requests) never fails the mount.
+sampling request; a table of small files is measured on them; a warmup
+that cannot measure (no file large enough, failing requests) never fails
+the mount.
 
 How close the measures come is timing (the project's rule: timing lives in
 benchmarks): test_profile_accuracy below is marked `timing`, deselected
@@ -35,11 +36,33 @@ WAN_MBIT = 150
 
 def data_files(n=2, size=6 * MiB):
     """Objects the warmup samples (>= 4 MiB, *.parquet preferred), a small
-    one and a log entry it must leave alone."""
+    one (under its 64 KiB floor) and a log entry it must leave alone."""
     objs = {f"t/part-{i:05d}.parquet": os.urandom(size) for i in range(n)}
     objs["t/small.parquet"] = b"x" * 1000
     objs["t/_delta_log/00000000000000000000.json"] = b"{}\n"
     return objs
+
+
+def small_files_table(tmp_path, appends=10, days=4, rows=4000) -> dict:
+    """A Delta table grown by appends, as issue 45's (there: 300 files of
+    ~1.4 MB): appends x days Parquet files of about 100 KB (random numbers,
+    so nothing compresses), partitioned by day, none near 4 MiB. {key: local
+    path} of every file under t/, the log included."""
+    import random
+
+    import pyarrow as pa
+    from deltalake import write_deltalake
+    local = tmp_path / "small-table"
+    rnd = random.Random(45)
+    for a in range(appends):
+        n = rows * days
+        write_deltalake(str(local), pa.table({
+            "day": pa.array([f"2024-01-{1 + i % days:02d}" for i in range(n)]),
+            "id": pa.array(range(a * n, (a + 1) * n), pa.int64()),
+            "v": pa.array([rnd.getrandbits(62) for _ in range(n)], pa.int64()),
+            "f": pa.array([rnd.random() for _ in range(n)], pa.float64()),
+        }), mode="append", partition_by=["day"])
+    return {f"t/{p.relative_to(local).as_posix()}": p for p in local.rglob("*") if p.is_file()}
 
 
 def read_profile(m) -> dict:
@@ -155,6 +178,8 @@ def test_mount_warmup_fills_the_profile(s3link_lan, s3link_bucket, mount):
     assert doc["state"] == "done" and doc["valid"] is True, doc
     p = doc["profile"]
     assert p["latency_ms"] > 0 and p["bandwidth_mbit"] > 0 and p["samples"] > 0, doc
+    # Large files: the bandwidth from four 2 MiB ranges.
+    assert p["bandwidth_bytes"] == 8 * MiB, p
     assert doc["age_s"] is not None and doc["age_s"] >= 0
     # Without --max-connections the warmup may sample up to 512 in flight.
     assert all(c["in_flight"] <= 512 for c in p["capacity"]), p
@@ -164,6 +189,27 @@ def test_mount_warmup_fills_the_profile(s3link_lan, s3link_bucket, mount):
     assert st["s3_get_requests"] >= st["warmup_requests"], st
     # Reads still work and are counted as before, apart from the warmup's.
     assert (m.mp / "small.parquet").read_bytes() == b"x" * 1000
+
+
+def test_warmup_on_a_table_of_small_files(s3link_lan, s3link_bucket, mount, tmp_path):
+    """No file of 4 MiB, 40 of about 100 KB in partitions: the warmup
+    measures on the small files (issue 45: it used to fail, and views served
+    every page real), its bandwidth from their bytes, fewer than the usual 8
+    MiB; the log is not sampled."""
+    objs = small_files_table(tmp_path)
+    parquet = {k: v.stat().st_size for k, v in objs.items() if k.endswith(".parquet") and "_delta_log" not in k}
+    assert len(parquet) == 40 and all(64 << 10 <= n < 4 * MiB for n in parquet.values()), parquet
+    b = s3link_bucket(s3link_lan, objs)
+    m = mount(bucket=b, prefix="t", endpoint=s3link_lan.endpoint, warmup="network=2s")
+    doc = wait_warmup(m)
+    assert doc["state"] == "done" and doc["valid"] is True, doc
+    p = doc["profile"]
+    assert p["latency_ms"] > 0 and p["bandwidth_mbit"] > 0 and p["capacity"], doc
+    # Whole files, at most the 32 largest: between the floor's 1 MiB and 8 MiB.
+    largest = sorted(parquet.values(), reverse=True)[:32]
+    assert MiB <= p["bandwidth_bytes"] <= sum(largest) < 8 * MiB, (p, sum(largest))
+    st = m.stats()
+    assert 0 < st["warmup_requests"] <= 3200 and 0 < st["warmup_bytes"] <= 25 * MiB, st
 
 
 def test_warmup_none_sends_no_sampling_request(s3link_lan, s3link_bucket, mount):

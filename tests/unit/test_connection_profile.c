@@ -48,6 +48,25 @@ Test(profile_bandwidth, bytes_over_the_union_of_intervals)
     cr_expect_float_eq(profile_bandwidth(o, N_OF(o)), 1000.0, 1e-9);
 }
 
+/* Ranges of different lengths (whole small files): each counts its own
+ * bytes, and the profile says how many were behind the figure. */
+Test(profile_bandwidth, each_sample_its_own_bytes)
+{
+    delivery_sample d[] = {{0, 1, 300000, true}, {0, 0.5, 100000, true}, {1, 2, 1600000, true},
+                           {0, 9, 5000000, false}};
+    cr_expect_float_eq(profile_bandwidth(d, N_OF(d)), 1e6, 1e-6);
+    cr_expect_eq(profile_bandwidth_bytes(d, N_OF(d)), 2000000);
+    latency_sample warm[] = {{0.1, true}, {0.1, true}, {0.1, true}};
+    profile_samples ps = {.warm = warm, .n_warm = 3, .large = d, .n_large = N_OF(d)};
+    conn_profile p;
+    profile_estimate(&ps, &p);
+    cr_expect(p.valid);
+    cr_expect_eq(p.bandwidth_bytes, 2000000);
+    ps.n_large = 0; /* no bandwidth: no bytes behind it */
+    profile_estimate(&ps, &p);
+    cr_expect_eq(p.bandwidth_bytes, 0);
+}
+
 Test(profile_bandwidth, hostile_intervals)
 {
     delivery_sample d[] = {

@@ -294,6 +294,12 @@ Test(warmup, stopped_at_once)
  * one of `servers` slots, holds it for `latency` (+ `connect` on a fresh
  * connection), then its bytes take len/rate of a link shared by all (in
  * order). The bytes come from the inner store. */
+#define DS_SEEN_MAX 4096
+typedef struct {
+    char key[64];
+    uint64_t off, len;
+} seen_get;
+
 typedef struct pend {
     struct pend *next;
     char *key;
@@ -318,6 +324,8 @@ typedef struct {
     unsigned servers;
     int64_t link_free;       /* guarded by lock */
     double latency_s, connect_s, rate;
+    seen_get seen[DS_SEEN_MAX]; /* guarded by lock: the first GETs asked for */
+    size_t n_seen;              /* guarded by lock: every GET asked for */
 } delay_store;
 
 static int64_t mono_ns(void)
@@ -348,6 +356,13 @@ static store_status ds_get(object_store *s, const char *key, const char *etag, u
     p->ud = ud;
     const int64_t now = mono_ns();
     pthread_mutex_lock(&d->lock);
+    if (d->n_seen < DS_SEEN_MAX) {
+        seen_get *g = &d->seen[d->n_seen];
+        snprintf(g->key, sizeof g->key, "%s", key);
+        g->off = offset;
+        g->len = length;
+    }
+    d->n_seen++;
     unsigned k = 0;
     for (unsigned i = 1; i < d->servers; i++)
         if (d->server_free[i] < d->server_free[k])
@@ -517,4 +532,225 @@ Test(warmup, measures_a_modelled_link_accurately)
     cr_expect(p.capacity[0].per_s > 250 && p.capacity[0].per_s < 420, "at 8: %f", p.capacity[0].per_s);
     cr_expect(p.suggested_in_flight >= 32 && p.suggested_in_flight <= 128, "suggested %u",
               p.suggested_in_flight);
+}
+
+/* ---- tables of small files -------------------------------------------------------- */
+
+/* A Delta table grown by appends: n files of lo to lo + span bytes, in
+ * day=D/ partitions (none when days is 0), its log, and a file under the
+ * floor in each partition. Returns the bytes of the 32 largest (what the
+ * bandwidth sample reads of them, whole, when they hold under 8 MiB). */
+static uint64_t small_files_table(size_t n, unsigned days, uint64_t lo, uint64_t span)
+{
+    put_size("t/_delta_log/00000000000000000000.json", 300u << 10); /* never sampled */
+    uint64_t size[256];
+    cr_assert_leq(n, 256);
+    char key[96];
+    for (size_t i = 0; i < n; i++) {
+        size[i] = lo + (uint64_t)i * 7919 % span;
+        if (days)
+            snprintf(key, sizeof key, "t/day=%zu/part-%05zu.parquet", i % days, i);
+        else
+            snprintf(key, sizeof key, "t/part-%05zu.parquet", i);
+        put_size(key, (size_t)size[i]);
+    }
+    for (unsigned d = 0; d < (days ? days : 1); d++) {
+        snprintf(key, sizeof key, days ? "t/day=%u/tiny.parquet" : "t/tiny%u.parquet", d);
+        put_size(key, 2000);
+    }
+    /* The 32 largest: a selection, n is small. */
+    uint64_t total = 0;
+    bool used[256] = {0};
+    for (size_t k = 0; k < WARMUP_MAX_SMALL_FILES && k < n; k++) {
+        size_t best = n;
+        for (size_t i = 0; i < n; i++)
+            if (!used[i] && (best == n || size[i] > size[best]))
+                best = i;
+        used[best] = true;
+        total += size[best];
+    }
+    return total;
+}
+
+/* On the in-memory store: a profile, within the budgets, from the small
+ * files' ranges (small ones scattered, whole files for the bandwidth). */
+Test(warmup, measures_on_a_table_of_small_files)
+{
+    /* 40 files of 80-200 KB: the 32 largest hold under 8 MiB. */
+    const uint64_t largest32 = small_files_table(40, 4, 80000, 120000);
+    sv_stats stats = {0};
+    warmup_config c = quick();
+    c.stats = &stats;
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    mem_store_drain(m);
+    mem_store_counts n = mem_store_counts_now(m);
+    cr_expect_leq(n.gets, c.max_requests);
+    cr_expect_leq(n.get_bytes, c.max_bytes);
+    cr_expect_eq(STAT_GET(&stats, warmup_bytes), n.get_bytes);
+    cr_expect_leq(n.lists, c.max_list_pages);
+    cr_expect(p.valid, "a table of small files has a profile");
+    cr_expect_gt(p.latency_s, 0);
+    cr_expect_gt(p.bandwidth_Bps, 0);
+    /* 32 files of 80-200 KB hold under 8 MiB: the whole of each, and the
+     * profile says it measured over those bytes, not 8 MiB. */
+    cr_expect_eq(p.bandwidth_bytes, largest32, "%llu vs %llu", (unsigned long long)p.bandwidth_bytes,
+                 (unsigned long long)largest32);
+}
+
+/* Large files stay the bandwidth sample's 8 MiB in 2 MiB ranges. */
+Test(warmup, large_files_give_the_usual_bandwidth_sample)
+{
+    table();
+    warmup_config c = quick();
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    mem_store_drain(m);
+    cr_expect(p.valid);
+    cr_expect_eq(p.bandwidth_bytes, WARMUP_BANDWIDTH_BYTES);
+}
+
+/* Over the modelled link, in the background as a mount runs it: state
+ * done, figures within the model's physical limits; the samples spread
+ * over the files, every range inside its file, the bandwidth read from
+ * whole files; nothing from the log or under the floor. */
+Test(warmup, a_table_of_small_files_over_a_modelled_link)
+{
+    /* 60 files of 200-500 KB: whole ones make the 8 MiB. */
+    small_files_table(60, 6, 200000, 300000);
+    delay_store *d = delay_store_create(mem_store_base(m), 0.020, 0.015, 50e6, 32);
+    link_profile *lp = link_profile_create();
+    warmup_config c = quick();
+    c.budget_s = 5.0;
+    warmup *w = warmup_start(&d->base, &c, lp, NULL, NULL);
+    cr_assert_not_null(w);
+    await_end(lp);
+    const link_warmup_state st = link_profile_state(lp);
+    warmup_stop(w);
+    conn_profile p;
+    const bool have = link_profile_get(lp, &p);
+    link_profile_destroy(lp);
+    cr_log_info("small files: latency %.2f ms, connect %.2f ms, %.1f MB/s over %llu bytes, suggested %u",
+                p.latency_s * 1e3, p.connect_s * 1e3, p.bandwidth_Bps / 1e6,
+                (unsigned long long)p.bandwidth_bytes, p.suggested_in_flight);
+    cr_expect_eq(st, LINK_WARMUP_DONE, "%s", link_warmup_state_name(st));
+    cr_assert(have && p.valid);
+    cr_expect_geq(p.latency_s, 0.020);
+    cr_expect_geq(p.n_capacity, 1);
+    /* 8 MiB of whole files, and at most one file more. */
+    cr_expect(p.bandwidth_bytes >= WARMUP_BANDWIDTH_BYTES && p.bandwidth_bytes < WARMUP_BANDWIDTH_BYTES + 500000,
+              "%llu", (unsigned long long)p.bandwidth_bytes);
+
+    /* What was asked for (the store is idle now: no lock needed). */
+    char keys[64][64];
+    size_t n_keys = 0, whole = 0;
+    cr_assert_leq(d->n_seen, DS_SEEN_MAX);
+    for (size_t i = 0; i < d->n_seen; i++) {
+        const seen_get *g = &d->seen[i];
+        cr_expect(strstr(g->key, "/day=") && !strstr(g->key, "_delta_log") && !strstr(g->key, "tiny"), "%s",
+                  g->key);
+        store_object_info info;
+        sv_error herr = {0};
+        cr_assert_eq(store_head(mem_store_base(m), g->key, &info, &herr), STORE_OK, "%s", g->key);
+        cr_expect_leq(g->off + g->len, info.size, "%s: %llu+%llu", g->key, (unsigned long long)g->off,
+                      (unsigned long long)g->len);
+        whole += g->off == 0 && g->len == info.size;
+        size_t k = 0;
+        while (k < n_keys && strcmp(keys[k], g->key) != 0)
+            k++;
+        if (k == n_keys && n_keys < 64)
+            snprintf(keys[n_keys++], sizeof keys[0], "%s", g->key);
+    }
+    cr_expect_geq(n_keys, 16, "samples spread over %zu files", n_keys);
+    cr_expect_geq(whole, 8, "%zu whole files read for the bandwidth", whole);
+    store_destroy(&d->base);
+    mem_store_drain(m);
+    if (RUNNING_ON_VALGRIND)
+        return;
+    cr_expect(p.latency_s < 0.200, "latency %f", p.latency_s);
+    cr_expect(p.bandwidth_Bps > 5e6 && p.bandwidth_Bps < 2 * 50e6, "bandwidth %f", p.bandwidth_Bps);
+}
+
+/* A partitioned table over many listing pages: the walk stops at
+ * max_list_pages, breadth first (the partitions listed before any deeper
+ * level), and measures with what it found. */
+Test(warmup, the_walk_stays_bounded_on_many_partitions)
+{
+    /* 10 partitions of 20 files: the root takes 3 pages, a partition 6. */
+    small_files_table(200, 10, 80000, 120000);
+    put_size("t/day=0/deeper/x/big.parquet", 5u << 20); /* below the partitions: never reached */
+    mem_store_set_page_keys(m, 4);
+    warmup_config c = quick();
+    c.max_list_pages = 12;
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    mem_store_drain(m);
+    mem_store_counts n = mem_store_counts_now(m);
+    cr_expect_eq(n.lists, 12);
+    cr_expect(p.valid);
+    /* Only small files (under 200 KB each): the big one, a level deeper
+     * than the partitions, is never listed. */
+    cr_expect_lt(p.bandwidth_bytes, WARMUP_MAX_SMALL_FILES * 200000);
+}
+
+/* Only files under the floor: no sample, and the reason names the floor
+ * and the prefix; in the background the state is failed. */
+Test(warmup, tiny_files_alone_still_fail)
+{
+    char key[64];
+    for (int i = 0; i < 50; i++) {
+        snprintf(key, sizeof key, "t/day=%d/part-%d.parquet", i % 5, i);
+        put_size(key, 30000);
+    }
+    warmup_config c = quick();
+    conn_profile p;
+    sv_error err = {0};
+    cr_expect_not(warmup_measure(mem_store_base(m), &c, NULL, &p, &err));
+    cr_expect_not(p.valid);
+    cr_expect(strstr(err.msg, "no object of at least 65536 bytes") && strstr(err.msg, "'t/'"), "%s", err.msg);
+    cr_expect_eq(mem_store_counts_now(m).gets, 0);
+    link_profile *lp = link_profile_create();
+    warmup *w = warmup_start(mem_store_base(m), &c, lp, NULL, NULL);
+    cr_assert_not_null(w);
+    await_end(lp);
+    cr_expect_eq(link_profile_state(lp), LINK_WARMUP_FAILED);
+    warmup_stop(w);
+    link_profile_destroy(lp);
+}
+
+/* Files above the floor that hold too little for a bandwidth sample: no
+ * request, and the reason says how much they hold. */
+Test(warmup, small_files_holding_too_little_fail)
+{
+    char key[64];
+    for (int i = 0; i < 5; i++) {
+        snprintf(key, sizeof key, "t/part-%d.parquet", i);
+        put_size(key, 100000);
+    }
+    warmup_config c = quick();
+    conn_profile p;
+    sv_error err = {0};
+    cr_expect_not(warmup_measure(mem_store_base(m), &c, NULL, &p, &err));
+    cr_expect(strstr(err.msg, "hold 500000 bytes") && strstr(err.msg, "'t/'") && strstr(err.msg, "1048576"), "%s",
+              err.msg);
+    cr_expect_eq(mem_store_counts_now(m).gets, 0);
+}
+
+/* The byte budget holds on small files too: one too small for the
+ * bandwidth sample gives none (no profile), never more bytes. */
+Test(warmup, small_files_within_the_byte_budget)
+{
+    small_files_table(40, 0, 80000, 120000);
+    warmup_config c = quick();
+    c.max_bytes = 2u << 20;
+    conn_profile p;
+    sv_error err = {0};
+    cr_assert(warmup_measure(mem_store_base(m), &c, NULL, &p, &err), "%s", err.msg);
+    mem_store_drain(m);
+    cr_expect_leq(mem_store_counts_now(m).get_bytes, c.max_bytes);
+    cr_expect_eq(p.bandwidth_Bps, 0);
+    cr_expect_not(p.valid);
 }
