@@ -461,7 +461,6 @@ static void *worker(void *arg)
         /* The slot is not reused while it lists (r->listing). */
         r->dirs[di].state = DIR_LISTED;
         r->listing--;
-        ta->counts.listings++;
         add_found(ta, r, &found);
         if (found.n_dirs)
             pthread_cond_broadcast(&ta->work);
@@ -471,6 +470,7 @@ static void *worker(void *arg)
         found_free(&found);
         fetch_window(ta, window, n);
         pthread_mutex_lock(&ta->lock);
+        ta->counts.listings++; /* counted once its fetches are started */
     }
     pthread_mutex_unlock(&ta->lock);
     return NULL;
