@@ -49,6 +49,9 @@ char *control_render_stats(const plain_fs *p, size_t *len)
         json_object_set_new(o, "table_ahead_tails", json_integer((json_int_t)ahead.tails));
         json_object_set_new(o, "table_ahead_hits", json_integer((json_int_t)ahead.hits));
         json_object_set_new(o, "table_ahead_listings", json_integer((json_int_t)ahead.listings));
+        json_object_set_new(o, "table_ahead_data_files", json_integer((json_int_t)ahead.data_files));
+        json_object_set_new(o, "table_ahead_data_bytes", json_integer((json_int_t)ahead.data_bytes));
+        json_object_set_new(o, "table_ahead_data_hits", json_integer((json_int_t)ahead.data_hits));
         /* The one budget (--cache-size) and what holds it besides the cache. */
         memory_budget *mb = (memory_budget *)&p->budget; /* atomics: read-only use */
         json_object_set_new(o, "memory_budget_bytes", json_integer((json_int_t)mb->limit));

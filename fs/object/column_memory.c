@@ -6,6 +6,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "partition_path.h"
+
 struct column_memory {
     pthread_mutex_t lock;              /* guards slots[] and every set's refs */
     column_set *slots[COLUMN_MEMORY_SETS];
@@ -29,8 +31,8 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 uint64_t column_memory_key(const char *object_key, const pq_file_meta *m)
 {
     uint64_t h = 14695981039346656037ull;
-    const char *slash = strrchr(object_key, '/');
-    h = fnv(h, object_key, slash ? (size_t)(slash - object_key) : 0);
+    /* the table's directory: partitions of one table are read alike */
+    h = fnv(h, object_key, partition_table_dir_len(object_key));
     h = fnv(h, "/", 1);
     for (uint32_t i = 0; i < m->n_leaves; i++) {
         const pq_leaf *lf = &m->leaves[i];

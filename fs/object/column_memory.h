@@ -1,7 +1,7 @@
 /* The columns readers of one table read. Parquet files of one directory with
  * one schema are read alike: a query reads the same columns of each, often
  * several files at once. A file's read pattern (prefetch.h) shares a column
- * set with every open or recently read file of its directory and schema, so
+ * set with every open or recently read file of its table and schema, so
  * what the reader showed in one file is known in the next; a set none of
  * whose files has been open for COLUMN_MEMORY_TTL_MS starts empty again
  * (another query).
@@ -33,8 +33,9 @@ typedef struct column_memory column_memory;
 column_memory *column_memory_create(void);
 void column_memory_destroy(column_memory *cm);
 
-/* The key of a file's table: its directory (the key up to its last '/')
- * and its leaf columns' paths and types. */
+/* The key of a file's table: its table directory (partition_path.h: its
+ * directory above any col=value/ ones) and its leaf columns' paths and
+ * types. */
 uint64_t column_memory_key(const char *object_key, const pq_file_meta *m);
 
 /* The set for key (created empty, or emptied when stale), referenced; NULL

@@ -8,11 +8,6 @@
 
 #include "log.h"
 
-static uint64_t footer_tail_len(uint64_t size, void *footers)
-{
-    return footer_cache_tail_len(footers, size);
-}
-
 plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_config *cfg)
 {
     plain_fs *p = calloc(1, sizeof *p);
@@ -29,7 +24,9 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->io = p->cache ? object_io_create(store, p->cache, stats, cfg->max_request, cfg->read_timeout_ms) : NULL;
     p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
     p->columns = column_memory_create();
-    p->ahead = p->footers ? table_ahead_create(p->tree, p->io, footer_tail_len, p->footers) : NULL;
+    p->ahead = p->footers && p->columns
+                   ? table_ahead_create(p->tree, p->io, p->footers, p->columns, p->cfg.prefetch.max_window)
+                   : NULL;
     if (!p->tree || !p->cache || !p->io || !p->footers || !p->columns || !p->ahead) {
         plain_fs_destroy(p);
         return NULL;
@@ -293,6 +290,8 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
 
 void plain_file_close(plain_fs *p, plain_file *f)
 {
+    if (plain_file_layout(f))
+        table_ahead_closed(p->ahead, f->obj.key, f->pattern.bytes_read > 0);
     read_pattern_destroy(&f->pattern);
     column_memory_put(p->columns, f->columns);
     f->columns = NULL;

@@ -8,8 +8,11 @@
 #include <time.h>
 
 #include "log.h"
+#include "partition_path.h"
+#include "prefetch.h"
 
 #define IDLE_WAKE_MS 1000 /* workers wake this often to forget idle tables */
+#define DATA_CLOSES 4     /* closes that tell whether the reader reads the files' data */
 
 typedef struct {
     char *key;
@@ -17,6 +20,8 @@ typedef struct {
     uint64_t ino, size;
     char etag[S3_ETAG_MAX + 1];
     bool opened, requested;
+    bool data_started;   /* its known columns' chunks are being fetched ahead */
+    uint64_t data_bytes; /* ... this many bytes */
 } ahead_file;
 
 typedef enum { DIR_TO_LIST, DIR_LISTING, DIR_LISTED } dir_state;
@@ -43,7 +48,10 @@ typedef struct {
     ahead_file *files;   /* sorted by key when `sorted` */
     size_t n_files, cap_files;
     bool sorted;
-    unsigned listing;    /* listings in progress: the slot is not reused meanwhile */
+    unsigned listing;    /* listings and data fetches in progress: the slot is not reused meanwhile */
+    uint8_t closes;      /* the latest files closed, one bit each (1: the reader read their data), newest lowest */
+    uint8_t n_closes;    /* how many of those bits count (at most DATA_CLOSES) */
+    uint64_t data_ahead; /* bytes of data fetched ahead for files not opened yet */
 } ahead_run;
 
 /* A tail to fetch, copied out of a run so that it is fetched unlocked. */
@@ -54,8 +62,9 @@ typedef struct {
 struct table_ahead {
     tree *tree;
     object_io *io;
-    uint64_t (*tail_len)(uint64_t size, void *ud);
-    void *tail_ud;
+    footer_cache *footers;
+    column_memory *columns;
+    uint64_t data_window; /* bytes of data fetched ahead of a reader, at most */
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t work;  /* a directory to list, or stop */
     bool stop;
@@ -127,11 +136,6 @@ static const char *dir_name(const char *key, size_t *len)
     return key + s;
 }
 
-static bool is_partition_name(const char *name, size_t len)
-{
-    return len > 1 && name[0] != '_' && name[0] != '.' && memchr(name, '=', len) != NULL;
-}
-
 /* The table directory of file ino: its directory, above any col=value/
  * directories. Returns the inode, its key in *key (malloc'd), or 0. */
 static uint64_t table_root(tree *t, uint64_t ino, char **key)
@@ -143,7 +147,7 @@ static uint64_t table_root(tree *t, uint64_t ino, char **key)
             return 0;
         size_t len;
         const char *name = dir_name(k, &len);
-        if (dir == TREE_ROOT_INO || level >= TABLE_AHEAD_MAX_DEPTH || !is_partition_name(name, len)) {
+        if (dir == TREE_ROOT_INO || level >= PARTITION_MAX_DEPTH || !partition_name(name, len)) {
             *key = k;
             return dir;
         }
@@ -228,13 +232,111 @@ static void fetch_window(table_ahead *ta, ahead_fetch *w, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const object_ref *o = &w[i].obj;
-        uint64_t tail = ta->tail_len(o->size, ta->tail_ud);
-        if (tail > o->size)
-            tail = o->size;
+        const uint64_t tail = footer_cache_tail_len(ta->footers, o->size);
         if (tail > 0)
             object_prefetch(ta->io, o, o->size - tail, o->size, 0, false);
         object_ref_free(&w[i].obj);
     }
+}
+
+/* ---- data ahead ---------------------------------------------------------------------- */
+
+/* Whether the reader reads the data of the table's files, not only their
+ * footers: of the latest closes (at least 2), all but at most one read some. */
+static bool reads_data(const ahead_run *r)
+{
+    if (r->n_closes < 2)
+        return false;
+    const unsigned read = (unsigned)__builtin_popcount(r->closes & ((1u << r->n_closes) - 1));
+    return read + 1 >= r->n_closes && read >= 2;
+}
+
+static ahead_file *file_by_hash(ahead_run *r, uint64_t hash)
+{
+    for (size_t i = 0; i < r->n_files; i++)
+        if (r->files[i].hash == hash)
+            return &r->files[i];
+    return NULL;
+}
+
+/* A file of some run whose data to fetch ahead, claimed (its ref copied to
+ * *out, its run to *run): the first requested, unopened one after the
+ * reader's latest open, while the run's data ahead is under the window.
+ * Called with ta->lock held. */
+static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *hash)
+{
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (!r->gen || !r->latest || !reads_data(r) || r->data_ahead >= ta->data_window || !r->sorted)
+            continue;
+        for (size_t k = after_key(r, r->latest); k < r->n_files; k++) {
+            ahead_file *f = &r->files[k];
+            if (!f->requested || f->opened || f->data_started)
+                continue;
+            *out = (object_ref){.id = f->ino, .key = strdup(f->key), .size = f->size};
+            if (!out->key)
+                return false;
+            memcpy(out->etag, f->etag, sizeof out->etag);
+            f->data_started = true;
+            r->listing++;
+            *run = i;
+            *hash = f->hash;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Fetch the chunks of o's columns that the table's readers read (no lock
+ * held), once its footer is in (its tail is on the way): the bytes asked. */
+static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
+{
+    sv_cancel tok;
+    object_io_cancel_init(ta->io, &tok);
+    const parquet_footer *ft = footer_cache_get(ta->footers, o, &tok);
+    uint64_t bytes = 0;
+    if (ft->meta) {
+        column_set *cs = column_memory_get(ta->columns, column_memory_key(o->key, ft->meta), ft->meta->n_leaves);
+        const parquet_layout *l = &ft->layout;
+        uint64_t run_start = 0, run_end = 0;
+        for (size_t i = 0; cs && l->column && i <= l->n_chunks; i++) {
+            const bool take = i < l->n_chunks && column_set_has(cs, l->column[i]);
+            if (take && run_end > run_start && l->chunks[i].start <= run_end + PREFETCH_ADJACENT_GAP) {
+                run_end = l->chunks[i].end;
+                continue;
+            }
+            if (run_end > run_start) {
+                object_prefetch(ta->io, o, run_start, run_end, 0, false);
+                bytes += run_end - run_start;
+            }
+            run_start = run_end = 0;
+            if (take)
+                run_start = l->chunks[i].start, run_end = l->chunks[i].end;
+        }
+        column_memory_put(ta->columns, cs);
+    }
+    footer_cache_put(ta->footers, ft);
+    return bytes;
+}
+
+void table_ahead_closed(table_ahead *ta, const char *key, bool read_data)
+{
+    if (!ta)
+        return;
+    const size_t table_len = partition_table_dir_len(key);
+    pthread_mutex_lock(&ta->lock);
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (r->gen && strlen(r->root) == table_len && strncmp(r->root, key, table_len) == 0) {
+            r->closes = (uint8_t)((r->closes << 1) | read_data);
+            if (r->n_closes < DATA_CLOSES)
+                r->n_closes++;
+            if (reads_data(r))
+                pthread_cond_broadcast(&ta->work);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&ta->lock);
 }
 
 /* ---- opens ------------------------------------------------------------------------- */
@@ -297,6 +399,10 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key)
             if (f->hash == hash && !f->opened) {
                 f->opened = true;
                 ta->counts.hits += f->requested;
+                if (f->data_started) {
+                    r->data_ahead -= f->data_bytes;
+                    ta->counts.data_hits++;
+                }
             }
         }
         char *latest = strdup(key);
@@ -314,6 +420,8 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key)
         }
         n = take_window(ta, r, window);
         ta->counts.tails += n;
+        if (n && reads_data(r))
+            pthread_cond_broadcast(&ta->work); /* their data, once their footers are in */
     }
     pthread_mutex_unlock(&ta->lock);
     free(root);
@@ -364,7 +472,7 @@ static void list_dir(table_ahead *ta, ahead_dir dir, dir_found *out)
                 continue; /* _delta_log/, _SUCCESS, hidden files */
             if (e->is_dir) {
                 char *key;
-                if (dir.depth < TABLE_AHEAD_MAX_DEPTH && is_partition_name(e->name, strlen(e->name)) &&
+                if (dir.depth < PARTITION_MAX_DEPTH && partition_name(e->name, strlen(e->name)) &&
                     (key = tree_key(ta->tree, e->ino)) != NULL)
                     out->dirs[out->n_dirs++] = (ahead_dir){
                         .key = key, .ino = e->ino, .depth = (uint8_t)(dir.depth + 1), .state = DIR_TO_LIST};
@@ -443,6 +551,25 @@ static void *worker(void *arg)
     pthread_mutex_lock(&ta->lock);
     while (!ta->stop) {
         size_t ri, di;
+        object_ref data;
+        uint64_t data_hash;
+        if (claim_data(ta, &ri, &data, &data_hash)) {
+            pthread_mutex_unlock(&ta->lock);
+            const uint64_t bytes = fetch_data(ta, &data);
+            object_ref_free(&data);
+            pthread_mutex_lock(&ta->lock);
+            ahead_run *r = &ta->runs[ri];
+            r->listing--;
+            ahead_file *f = file_by_hash(r, data_hash);
+            if (f && !f->opened) {
+                f->data_bytes = bytes;
+                r->data_ahead += bytes;
+            }
+            ta->counts.data_bytes += bytes;
+            if (bytes)
+                ta->counts.data_files++;
+            continue;
+        }
         if (!claim_dir(ta, &ri, &di)) {
             forget_idle(ta, now_ms());
             struct timespec until;
@@ -466,6 +593,8 @@ static void *worker(void *arg)
             pthread_cond_broadcast(&ta->work);
         const size_t n = take_window(ta, r, window);
         ta->counts.tails += n;
+        if (n && reads_data(r))
+            pthread_cond_broadcast(&ta->work);
         pthread_mutex_unlock(&ta->lock);
         found_free(&found);
         fetch_window(ta, window, n);
@@ -478,16 +607,17 @@ static void *worker(void *arg)
 
 /* ---- life -------------------------------------------------------------------------- */
 
-table_ahead *table_ahead_create(tree *t, object_io *io, uint64_t (*tail_len)(uint64_t size, void *ud),
-                                void *tail_ud)
+table_ahead *table_ahead_create(tree *t, object_io *io, footer_cache *footers, column_memory *columns,
+                                uint64_t data_window)
 {
     table_ahead *ta = calloc(1, sizeof *ta);
     if (!ta)
         return NULL;
     ta->tree = t;
     ta->io = io;
-    ta->tail_len = tail_len;
-    ta->tail_ud = tail_ud;
+    ta->footers = footers;
+    ta->columns = columns;
+    ta->data_window = data_window;
     pthread_mutex_init(&ta->lock, NULL);
     pthread_cond_init(&ta->work, NULL);
     for (; ta->n_threads < TABLE_AHEAD_THREADS; ta->n_threads++)

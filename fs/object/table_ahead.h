@@ -7,7 +7,7 @@
  * A table here is the directory of a Parquet file above any col=value/
  * partition directories. Once a reader has opened a second file of a table,
  * the table's directories are listed (in parallel, TABLE_AHEAD_THREADS at a
- * time, partition directories TABLE_AHEAD_MAX_DEPTH deep) and the tails of
+ * time, partition directories PARTITION_MAX_DEPTH deep) and the tails of
  * the files after the latest one opened, in key order (a glob's order, and
  * that of readers' sorted file lists), are fetched into the block cache, so
  * the next opens find their footers there. The listings also serve the
@@ -19,6 +19,14 @@
  * out of key order leaves tails it never reads: never more than four times
  * the files it opened, plus TABLE_AHEAD_MIN_FILES; that and the listings is
  * all a reader that stops early costs.
+ *
+ * Data ahead: a reader that reads the data of the files it opens (of the
+ * latest DATA_CLOSES files it closed, all but one), not only their footers
+ * (a reader skipping files by their statistics), also gets the column
+ * chunks of the files fetched ahead, once their footers are in: the chunks
+ * of the columns it read in the table's other files (column_memory.h), at
+ * most data_window bytes for files it has not opened yet.
+ *
  * The bytes served are never affected, only what is fetched and when.
  *
  * Thread-safe: one mutex guards the runs; the workers list directories and
@@ -27,13 +35,17 @@
 #define SIEVE_TABLE_AHEAD_H
 #include <stdint.h>
 
+#include <stdbool.h>
+
+#include "column_memory.h"
+#include "footer_cache.h"
 #include "object_read.h"
+#include "partition_path.h"
 #include "tree.h"
 
-#define TABLE_AHEAD_THREADS 4        /* directory listings at once */
+#define TABLE_AHEAD_THREADS 16       /* directory listings and footers awaited at once */
 #define TABLE_AHEAD_MIN_FILES 8u     /* tails kept ahead once a second file is opened */
 #define TABLE_AHEAD_MAX_FILES 64u    /* tails kept ahead at most */
-#define TABLE_AHEAD_MAX_DEPTH 4u     /* partition directory levels walked */
 #define TABLE_AHEAD_MAX_TABLE_FILES 20000u /* files known per table (all tables together) */
 #define TABLE_AHEAD_MAX_DIRS 4096u   /* directories listed per table */
 #define TABLE_AHEAD_RUNS 8u          /* tables followed at once */
@@ -41,11 +53,12 @@
 
 typedef struct table_ahead table_ahead;
 
-/* Reads through io, names through t; tail_len(size) is how much of the end
- * of a file of that size an open reads (the footer cache's tail). NULL when
- * out of memory or threads. */
-table_ahead *table_ahead_create(tree *t, object_io *io, uint64_t (*tail_len)(uint64_t size, void *ud),
-                                void *tail_ud);
+/* Reads through io, names through t, footers through footers (whose tail
+ * it fetches ahead), the columns readers read from columns; data_window:
+ * bytes of data fetched ahead of a reader at most. NULL when out of memory
+ * or threads. */
+table_ahead *table_ahead_create(tree *t, object_io *io, footer_cache *footers, column_memory *columns,
+                                uint64_t data_window);
 /* Stops the workers (a listing in progress ends within its deadline). */
 void table_ahead_destroy(table_ahead *ta);
 
@@ -53,11 +66,18 @@ void table_ahead_destroy(table_ahead *ta);
  * directory in the tree) and its footer parsed. Never waits for I/O. */
 void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key);
 
-/* Tails fetched ahead so far, and opens that found theirs fetched ahead. */
+/* A reader closed a Parquet file of key key; read_data: it read some of its
+ * column chunks. */
+void table_ahead_closed(table_ahead *ta, const char *key, bool read_data);
+
+/* What it did so far: tails fetched ahead and opens that found theirs
+ * fetched ahead; directories listed; files whose data was fetched ahead,
+ * their bytes, and opens that found it so. */
 typedef struct {
     uint64_t tails;
     uint64_t hits;
     uint64_t listings;
+    uint64_t data_files, data_bytes, data_hits;
 } table_ahead_counts;
 table_ahead_counts table_ahead_counts_get(table_ahead *ta);
 

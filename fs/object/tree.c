@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "partition_path.h"
 #include "sv_grow.h"
 
 typedef struct node {
@@ -488,11 +489,6 @@ static int dirent_cmp(const void *key, const void *elem)
  * listing of every partition directory (nested ones too) that the flat
  * listing covers whole; the others are listed on their own as before. */
 
-static bool is_partition_name(const char *name, size_t n)
-{
-    return n > 1 && name[0] != '_' && name[0] != '.' && memchr(name, '=', n) != NULL;
-}
-
 /* The last component of a directory's key ("t/day=1/" -> "day=1"). */
 static const char *dir_last_name(const node *d, size_t *n)
 {
@@ -520,7 +516,7 @@ static bool flat_listing_pays(tree *t, const node *dir)
     size_t n;
     const char *name = dir_last_name(dir, &n);
     node *parent = get_node(t, dir->parent);
-    if (dir->listed || dir->in_delta_log || !is_partition_name(name, n) || !parent || parent == dir ||
+    if (dir->listed || dir->in_delta_log || !partition_name(name, n) || !parent || parent == dir ||
         !parent->listed || parent->flat_listing ||
         (parent->flat_at_ns && now_ns() - parent->flat_at_ns < t->dir_ttl_ns))
         return false;
@@ -528,7 +524,7 @@ static bool flat_listing_pays(tree *t, const node *dir)
     for (size_t i = 0; i < parent->n_children && unlisted < 3; i++) {
         const tree_dirent *c = &parent->children[i];
         const node *cn = c->is_dir ? get_node(t, c->ino) : NULL;
-        unlisted += cn && !cn->listed && is_partition_name(c->name, strlen(c->name));
+        unlisted += cn && !cn->listed && partition_name(c->name, strlen(c->name));
     }
     return unlisted >= 3;
 }
@@ -699,13 +695,13 @@ static void list_partitions_flat(tree *t, node *parent, const node *dir, const s
     if (st == STORE_OK) {
         /* Every partition directory with a key, outermost first (a prefix
          * sorts before its extensions; keys are sorted). */
-        char *last[TREE_PARTITION_DEPTH] = {0};
+        char *last[PARTITION_MAX_DEPTH] = {0};
         for (size_t i = 0; i < f.keys.n; i++) {
             const char *rel = f.keys.v[i].name;
             size_t depth = 0;
-            for (const char *c = rel, *slash; depth < TREE_PARTITION_DEPTH && (slash = strchr(c, '/'));
+            for (const char *c = rel, *slash; depth < PARTITION_MAX_DEPTH && (slash = strchr(c, '/'));
                  c = slash + 1, depth++) {
-                if (!is_partition_name(c, (size_t)(slash - c)))
+                if (!partition_name(c, (size_t)(slash - c)))
                     break;
                 const size_t len = (size_t)(slash + 1 - rel);
                 if (last[depth] && strlen(last[depth]) == len && strncmp(last[depth], rel, len) == 0)
@@ -716,7 +712,7 @@ static void list_partitions_flat(tree *t, node *parent, const node *dir, const s
                     install_from_flat(t, parent, &f, last[depth]);
             }
         }
-        for (size_t k = 0; k < TREE_PARTITION_DEPTH; k++)
+        for (size_t k = 0; k < PARTITION_MAX_DEPTH; k++)
             free(last[k]);
         raw_list_free(&f.keys);
     } else {

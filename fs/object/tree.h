@@ -14,6 +14,7 @@
 
 #include "memory_budget.h"
 #include "object_store.h"
+#include "partition_path.h"
 
 #define TREE_ROOT_INO 1u
 #define TREE_FIRST_INO 16u           /* inodes below are reserved for virtual files */
@@ -23,9 +24,8 @@
 /* A partition directory's first listing (col=value/ under a directory with
  * more of them) lists its siblings' keys flat, in up to this many pages, and
  * installs every partition directory's listing they cover whole (nested up
- * to TREE_PARTITION_DEPTH levels): one round trip, not one per directory. */
+ * to PARTITION_MAX_DEPTH levels): one round trip, not one per directory. */
 #define TREE_FLAT_LIST_PAGES 16u
-#define TREE_PARTITION_DEPTH 4u
 
 typedef struct {
     uint64_t ino;

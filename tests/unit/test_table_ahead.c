@@ -203,3 +203,73 @@ Test(table_ahead, other_tables_are_their_own)
     mem_store_drain(m);
     cr_assert_eq(table_ahead_counts_get(p->ahead).tails, 0, "one file of each table: nothing ahead");
 }
+
+/* Open file i, read the first 100 bytes of its first column chunk if
+ * read_chunk, close it. With hold, the store serves no GET meanwhile: true
+ * when everything the reader asked for was in the cache. */
+static bool read_file(int i, bool read_chunk, bool hold)
+{
+    char path[128];
+    file_path(path, sizeof path, i);
+    const uint64_t ino = ino_of(path);
+    mem_store_drain(m);
+    if (hold)
+        mem_store_hold(m, true);
+    plain_file f;
+    bool ok = plain_file_open(p, ino, false, &f, NULL) == 0;
+    if (ok) {
+        const parquet_layout *l = plain_file_layout(&f);
+        ok = l && l->n_chunks > 1;
+        if (ok && read_chunk) {
+            struct iovec iov[64];
+            size_t niov;
+            object_pins pins;
+            ok = plain_file_read(p, &f, l->chunks[0].start, 100, iov, 64, &niov, &pins, NULL, NULL) == 100;
+            if (ok)
+                object_pins_release(p->io, &pins);
+        }
+        plain_file_close(p, &f);
+    }
+    if (hold)
+        mem_store_hold(m, false);
+    mem_store_drain(m);
+    return ok;
+}
+
+/* Wait (up to 10 s) for the workers to fetch the data of `files` files. */
+static void settle_data(uint64_t files)
+{
+    for (int i = 0; i < 1000 && table_ahead_counts_get(p->ahead).data_files < files; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    mem_store_drain(m);
+}
+
+/* A reader that reads the files' data gets the chunks of the columns it
+ * read fetched ahead with the footers: its next files are read from the
+ * cache. */
+Test(table_ahead, a_reader_of_the_data_gets_the_data_ahead)
+{
+    for (int i = 0; i < 3; i++)
+        cr_assert(read_file(i, true, false));
+    settle(1 + DAYS);
+    settle_data(1);
+    const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_geq(c.data_files, 1, "data fetched ahead");
+    cr_assert(read_file(3, true, true), "file 3: footer and chunk from the cache");
+    cr_assert_geq(table_ahead_counts_get(p->ahead).data_hits, 1);
+    /* never past the window of files ahead */
+    cr_assert_leq(table_ahead_counts_get(p->ahead).data_files, table_ahead_counts_get(p->ahead).tails);
+}
+
+/* A reader that only reads footers (skipping every file by its
+ * statistics) never gets data fetched ahead. */
+Test(table_ahead, a_reader_of_footers_gets_no_data_ahead)
+{
+    for (int i = 0; i < 10; i++)
+        cr_assert(read_file(i, false, false));
+    settle(1 + DAYS);
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_eq(c.data_files, 0);
+    cr_assert_eq(c.data_bytes, 0);
+}
