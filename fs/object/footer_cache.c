@@ -63,6 +63,9 @@ struct footer_cache {
     uint64_t budget;
     memory_budget *mem;     /* the mount's, charged every entry's cost; NULL: none (set before use) */
     uint64_t tail_bytes;    /* first read of a file's end; 0: parquet_layout_tail_hint */
+    /* What was fetched ahead of an open (0: nothing); set before use. */
+    uint64_t (*fetched_tail)(void *ud, const object_ref *o);
+    void *fetched_tail_ud;
     pthread_mutex_t lock;   /* guards everything below and every entry's fields but f */
     pthread_cond_t loaded;
     footer_entry **buckets;
@@ -169,6 +172,12 @@ static void idle_remove(footer_cache *fc, footer_entry *e)
     fc->idle_bytes -= e->cost;
 }
 
+void footer_cache_set_tail_source(footer_cache *fc, uint64_t (*fetched_tail)(void *ud, const object_ref *o), void *ud)
+{
+    fc->fetched_tail = fetched_tail;
+    fc->fetched_tail_ud = ud;
+}
+
 uint64_t footer_cache_tail_len(const footer_cache *fc, uint64_t size)
 {
     uint64_t tail = fc->tail_bytes ? fc->tail_bytes : parquet_layout_tail_hint(size);
@@ -183,7 +192,9 @@ static void load(footer_cache *fc, const object_ref *o, parquet_footer *f, const
         sv_fail(&f->err, FOOTER_E_PARSE, 0, "%s: too small to be Parquet", o->key);
         return;
     }
-    uint64_t tail = footer_cache_tail_len(fc, o->size);
+    uint64_t tail = fc->fetched_tail ? fc->fetched_tail(fc->fetched_tail_ud, o) : 0;
+    if (tail == 0 || tail > o->size)
+        tail = footer_cache_tail_len(fc, o->size);
     for (int attempt = 0; attempt < 2; attempt++) {
         uint8_t *buf = malloc((size_t)tail);
         if (!buf) {

@@ -63,9 +63,12 @@ const parquet_footer *footer_cache_get(footer_cache *fc, const object_ref *o, co
  * of that version is open any more. */
 bool footer_cache_put(footer_cache *fc, const parquet_footer *f);
 
-/* How much of the end of a file of size bytes loading reads first (what a
- * fetch ahead of an open takes, so that the open finds it cached). */
+/* How much of the end of a file of size bytes loading reads first. */
 uint64_t footer_cache_tail_len(const footer_cache *fc, uint64_t size);
+/* Where loading asks what tail of o was fetched ahead of its open
+ * (table_ahead.h), to read that instead (0: nothing was). Set before use. */
+void footer_cache_set_tail_source(footer_cache *fc, uint64_t (*fetched_tail)(void *ud, const object_ref *o),
+                                  void *ud);
 
 /* Loads from the store so far (each a read and a parse), for tests. */
 uint64_t footer_cache_loads(footer_cache *fc);

@@ -25,12 +25,14 @@ plain_fs *plain_fs_create(object_store *store, sv_stats *stats, const plain_conf
     p->footers = p->io ? footer_cache_create(p->io, cfg->cache_bytes / 8, cfg->tail_bytes) : NULL;
     p->columns = column_memory_create();
     p->ahead = p->footers && p->columns
-                   ? table_ahead_create(p->tree, p->io, p->footers, p->columns, p->cfg.prefetch.max_window)
+                   ? table_ahead_create(p->tree, p->io, p->footers, p->columns, p->cfg.prefetch.max_window,
+                                        prefetch_kernel_runs_on(&p->cfg.prefetch))
                    : NULL;
     if (!p->tree || !p->cache || !p->io || !p->footers || !p->columns || !p->ahead) {
         plain_fs_destroy(p);
         return NULL;
     }
+    footer_cache_set_tail_source(p->footers, table_ahead_fetched_tail, p->ahead);
     memory_budget_init(&p->budget, cfg->cache_bytes);
     tree_share_budget(p->tree, &p->budget);
     block_cache_share_budget(p->cache, &p->budget);
@@ -253,6 +255,17 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
 
 /* ---- open files ---------------------------------------------------------------- */
 
+/* The bytes from a file's page index (or footer) to its end: the tail an
+ * open needs. */
+static uint64_t footer_tail_need(const parquet_footer *ft, uint64_t size)
+{
+    uint64_t start = ft->layout.footer.start;
+    const byte_span *pi = &ft->layout.page_index;
+    if (pi->end > pi->start && pi->start < start)
+        start = pi->start;
+    return start < size ? size - start : size;
+}
+
 int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok)
 {
     memset(f, 0, sizeof *f);
@@ -272,7 +285,7 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
         if (!f->footer->meta)
             log_info("%s: not using Parquet layout: %s", f->obj.key, f->footer->err.msg);
         else
-            table_ahead_opened(p->ahead, ino, f->obj.key);
+            table_ahead_opened(p->ahead, ino, f->obj.key, footer_tail_need(f->footer, f->obj.size));
     } else if (fetch_tail && f->obj.size > 0 && p->cfg.tail_bytes > 0) {
         /* Other files: the tail, in the background, in case it is a footer. */
         uint64_t tail = p->cfg.tail_bytes < f->obj.size ? p->cfg.tail_bytes : f->obj.size;
@@ -291,7 +304,7 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
 void plain_file_close(plain_fs *p, plain_file *f)
 {
     if (plain_file_layout(f))
-        table_ahead_closed(p->ahead, f->obj.key, f->pattern.bytes_read > 0);
+        table_ahead_closed(p->ahead, f->obj.key, f->pattern.bytes_read);
     read_pattern_destroy(&f->pattern);
     column_memory_put(p->columns, f->columns);
     f->columns = NULL;

@@ -13,6 +13,7 @@
 
 #define IDLE_WAKE_MS 1000 /* workers wake this often to forget idle tables */
 #define DATA_CLOSES 4     /* closes that tell whether the reader reads the files' data */
+#define TAIL_MARGIN 4096u /* a learned tail is a quarter and this much longer, rounded to it */
 
 typedef struct {
     char *key;
@@ -20,6 +21,7 @@ typedef struct {
     uint64_t ino, size;
     char etag[S3_ETAG_MAX + 1];
     bool opened, requested;
+    uint32_t tail;       /* bytes of its end fetched ahead (when requested) */
     bool data_started;   /* its known columns' chunks are being fetched ahead */
     uint64_t data_bytes; /* ... this many bytes */
 } ahead_file;
@@ -52,11 +54,14 @@ typedef struct {
     uint8_t closes;      /* the latest files closed, one bit each (1: the reader read their data), newest lowest */
     uint8_t n_closes;    /* how many of those bits count (at most DATA_CLOSES) */
     uint64_t data_ahead; /* bytes of data fetched ahead for files not opened yet */
+    uint64_t data_read;  /* bytes the reader read of the files it closed */
+    uint64_t tail_seen;  /* the longest footer and page index of the files opened */
 } ahead_run;
 
 /* A tail to fetch, copied out of a run so that it is fetched unlocked. */
 typedef struct {
     object_ref obj;
+    uint64_t tail;
 } ahead_fetch;
 
 struct table_ahead {
@@ -65,6 +70,7 @@ struct table_ahead {
     footer_cache *footers;
     column_memory *columns;
     uint64_t data_window; /* bytes of data fetched ahead of a reader, at most */
+    uint64_t run_on;      /* how far the kernel reads past a reader's read */
     pthread_mutex_t lock; /* guards everything below */
     pthread_cond_t work;  /* a directory to list, or stop */
     bool stop;
@@ -177,6 +183,19 @@ static size_t after_key(const ahead_run *r, const char *key)
     return lo;
 }
 
+/* How much of the end of a file of size bytes to fetch ahead: what the
+ * opened files' footers and page indexes took, with a margin, once known
+ * (one writer's files have footers of one size); else what an open reads. */
+static uint64_t tail_ahead(const table_ahead *ta, const ahead_run *r, uint64_t size)
+{
+    uint64_t tail = footer_cache_tail_len(ta->footers, size);
+    if (r->tail_seen) {
+        const uint64_t learned = (r->tail_seen + r->tail_seen / 4 + TAIL_MARGIN + TAIL_MARGIN - 1) / TAIL_MARGIN * TAIL_MARGIN;
+        tail = learned < tail ? learned : tail;
+    }
+    return tail < size ? tail : size;
+}
+
 /* Mark files ahead of the latest open to fetch, into out (up to
  * TABLE_AHEAD_MAX_FILES); how many. Called with ta->lock held. */
 static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
@@ -188,12 +207,12 @@ static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
         qsort(r->files, r->n_files, sizeof *r->files, file_cmp);
         r->sorted = true;
     }
-    uint64_t target = 2 * (uint64_t)r->n_opened;
+    uint64_t target = TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened;
     if (target < TABLE_AHEAD_MIN_FILES)
         target = TABLE_AHEAD_MIN_FILES;
     if (target > TABLE_AHEAD_MAX_FILES)
         target = TABLE_AHEAD_MAX_FILES;
-    const uint64_t unread_max = 4 * (uint64_t)r->n_opened + TABLE_AHEAD_MIN_FILES;
+    const uint64_t unread_max = 2 * TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened + TABLE_AHEAD_MIN_FILES;
     const size_t pos = after_key(r, r->latest);
     /* Files past a directory not listed yet may not be the next ones. */
     const char *unknown = NULL;
@@ -220,7 +239,9 @@ static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
             break;
         memcpy(o.etag, f->etag, sizeof o.etag);
         f->requested = true;
-        out[n++].obj = o;
+        f->tail = (uint32_t)tail_ahead(ta, r, f->size);
+        out[n].obj = o;
+        out[n++].tail = f->tail;
         ahead++;
         unread++;
     }
@@ -232,7 +253,7 @@ static void fetch_window(table_ahead *ta, ahead_fetch *w, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const object_ref *o = &w[i].obj;
-        const uint64_t tail = footer_cache_tail_len(ta->footers, o->size);
+        const uint64_t tail = w[i].tail;
         if (tail > 0)
             object_prefetch(ta->io, o, o->size - tail, o->size, 0, false);
         object_ref_free(&w[i].obj);
@@ -267,7 +288,10 @@ static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *
 {
     for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
         ahead_run *r = &ta->runs[i];
-        if (!r->gen || !r->latest || !reads_data(r) || r->data_ahead >= ta->data_window || !r->sorted)
+        /* never more ahead than the reader has read: one that stops has
+         * cost at most twice what it read */
+        const uint64_t window = r->data_read < ta->data_window ? r->data_read : ta->data_window;
+        if (!r->gen || !r->latest || !reads_data(r) || r->data_ahead >= window || !r->sorted)
             continue;
         for (size_t k = after_key(r, r->latest); k < r->n_files; k++) {
             ahead_file *f = &r->files[k];
@@ -306,8 +330,11 @@ static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
                 continue;
             }
             if (run_end > run_start) {
-                object_prefetch(ta->io, o, run_start, run_end, 0, false);
-                bytes += run_end - run_start;
+                /* and what the kernel reads on past a read of the chunk's end:
+                 * the reader waits for it too */
+                const uint64_t end = run_end + ta->run_on < o->size ? run_end + ta->run_on : o->size;
+                object_prefetch(ta->io, o, run_start, end, 0, false);
+                bytes += end - run_start;
             }
             run_start = run_end = 0;
             if (take)
@@ -319,8 +346,9 @@ static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
     return bytes;
 }
 
-void table_ahead_closed(table_ahead *ta, const char *key, bool read_data)
+void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read)
 {
+    const bool read_data = bytes_read > 0;
     if (!ta)
         return;
     const size_t table_len = partition_table_dir_len(key);
@@ -329,6 +357,7 @@ void table_ahead_closed(table_ahead *ta, const char *key, bool read_data)
         ahead_run *r = &ta->runs[i];
         if (r->gen && strlen(r->root) == table_len && strncmp(r->root, key, table_len) == 0) {
             r->closes = (uint8_t)((r->closes << 1) | read_data);
+            r->data_read += bytes_read;
             if (r->n_closes < DATA_CLOSES)
                 r->n_closes++;
             if (reads_data(r))
@@ -369,7 +398,7 @@ static ahead_run *run_of(table_ahead *ta, const char *root, uint64_t root_ino, i
     return r;
 }
 
-void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key)
+void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t tail_need)
 {
     if (!ta)
         return;
@@ -385,6 +414,8 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key)
     ahead_run *r = run_of(ta, root, root_ino, now);
     if (r) {
         r->last_ms = now;
+        if (tail_need > r->tail_seen)
+            r->tail_seen = tail_need;
         bool seen = false;
         for (size_t i = 0; i < r->n_opened_hashes && !seen; i++)
             seen = r->opened[i] == hash;
@@ -605,14 +636,34 @@ static void *worker(void *arg)
     return NULL;
 }
 
+uint64_t table_ahead_fetched_tail(void *arg, const object_ref *o)
+{
+    table_ahead *ta = arg;
+    const size_t table_len = partition_table_dir_len(o->key);
+    const uint64_t hash = key_hash(o->key);
+    uint64_t tail = 0;
+    pthread_mutex_lock(&ta->lock);
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS && !tail; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (!r->gen || strlen(r->root) != table_len || strncmp(r->root, o->key, table_len) != 0)
+            continue;
+        const ahead_file *f = file_by_hash(r, hash);
+        if (f && f->requested && f->ino == o->id)
+            tail = f->tail;
+    }
+    pthread_mutex_unlock(&ta->lock);
+    return tail;
+}
+
 /* ---- life -------------------------------------------------------------------------- */
 
 table_ahead *table_ahead_create(tree *t, object_io *io, footer_cache *footers, column_memory *columns,
-                                uint64_t data_window)
+                                uint64_t data_window, uint64_t run_on)
 {
     table_ahead *ta = calloc(1, sizeof *ta);
     if (!ta)
         return NULL;
+    ta->run_on = run_on;
     ta->tree = t;
     ta->io = io;
     ta->footers = footers;

@@ -13,19 +13,23 @@
  * the next opens find their footers there. The listings also serve the
  * reader's own lookups.
  *
- * Ahead of the latest file opened, twice the files opened so far are kept
- * fetched (at least TABLE_AHEAD_MIN_FILES, at most TABLE_AHEAD_MAX_FILES).
- * A reader that skips files (by the Delta log's statistics) or opens them
- * out of key order leaves tails it never reads: never more than four times
- * the files it opened, plus TABLE_AHEAD_MIN_FILES; that and the listings is
- * all a reader that stops early costs.
+ * Ahead of the latest file opened, TABLE_AHEAD_GROWTH times the files
+ * opened so far are kept fetched (at least TABLE_AHEAD_MIN_FILES, at most
+ * TABLE_AHEAD_MAX_FILES), each tail as long as the opened files' footers
+ * and page indexes took, with a margin (the first opens read 64 KiB). A
+ * reader that skips files (by the Delta log's statistics) or opens them out
+ * of key order leaves tails it never reads: never more than twice
+ * TABLE_AHEAD_GROWTH times the files it opened, plus TABLE_AHEAD_MIN_FILES;
+ * that and the listings is all a reader that stops early costs.
  *
  * Data ahead: a reader that reads the data of the files it opens (of the
  * latest DATA_CLOSES files it closed, all but one), not only their footers
  * (a reader skipping files by their statistics), also gets the column
  * chunks of the files fetched ahead, once their footers are in: the chunks
- * of the columns it read in the table's other files (column_memory.h), at
- * most data_window bytes for files it has not opened yet.
+ * of the columns it read in the table's other files (column_memory.h), for
+ * files it has not opened yet at most data_window bytes and no more than it
+ * has read of the files it closed: a reader that stops has cost at most
+ * twice what it read.
  *
  * The bytes served are never affected, only what is fetched and when.
  *
@@ -45,7 +49,8 @@
 
 #define TABLE_AHEAD_THREADS 16       /* directory listings and footers awaited at once */
 #define TABLE_AHEAD_MIN_FILES 8u     /* tails kept ahead once a second file is opened */
-#define TABLE_AHEAD_MAX_FILES 64u    /* tails kept ahead at most */
+#define TABLE_AHEAD_MAX_FILES 256u   /* tails kept ahead at most */
+#define TABLE_AHEAD_GROWTH 4u        /* tails kept ahead per file opened */
 #define TABLE_AHEAD_MAX_TABLE_FILES 20000u /* files known per table (all tables together) */
 #define TABLE_AHEAD_MAX_DIRS 4096u   /* directories listed per table */
 #define TABLE_AHEAD_RUNS 8u          /* tables followed at once */
@@ -55,20 +60,26 @@ typedef struct table_ahead table_ahead;
 
 /* Reads through io, names through t, footers through footers (whose tail
  * it fetches ahead), the columns readers read from columns; data_window:
- * bytes of data fetched ahead of a reader at most. NULL when out of memory
- * or threads. */
+ * bytes of data fetched ahead of a reader at most; run_on: how far the
+ * kernel reads past the end of a reader's read (prefetch_kernel_runs_on),
+ * fetched with each run of chunks. NULL when out of memory or threads. */
 table_ahead *table_ahead_create(tree *t, object_io *io, footer_cache *footers, column_memory *columns,
-                                uint64_t data_window);
+                                uint64_t data_window, uint64_t run_on);
 /* Stops the workers (a listing in progress ends within its deadline). */
 void table_ahead_destroy(table_ahead *ta);
 
 /* A reader opened the Parquet file ino (object key key, a file of a
- * directory in the tree) and its footer parsed. Never waits for I/O. */
-void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key);
+ * directory in the tree) and its footer parsed; tail_need: the bytes from
+ * the start of its page index (or footer) to its end. Never waits for I/O. */
+void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t tail_need);
 
-/* A reader closed a Parquet file of key key; read_data: it read some of its
- * column chunks. */
-void table_ahead_closed(table_ahead *ta, const char *key, bool read_data);
+/* The tail of o fetched ahead of its open (0: none), for the footer cache
+ * (footer_cache_set_tail_source; arg: the table_ahead). */
+uint64_t table_ahead_fetched_tail(void *arg, const object_ref *o);
+
+/* A reader closed a Parquet file of key key, having read bytes_read bytes
+ * of its column chunks. */
+void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read);
 
 /* What it did so far: tails fetched ahead and opens that found theirs
  * fetched ahead; directories listed; files whose data was fetched ahead,
