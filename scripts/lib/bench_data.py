@@ -924,8 +924,9 @@ def deleted_rows(rows: int) -> int:
 # and a `day` partition column, written by `appends` deltalake.write_deltalake(mode="append",
 # partition_by=["day"]) calls with every other default, each adding `days` new days, so
 # appends x days files (one per day and append) whose row ids (l_orderkey, rownum) grow
-# with the day. Its query (queries()): `point_id`, the rows of one order (4 rows) by
-# l_orderkey, projecting 6 columns.
+# with the day. Its queries (queries()): `point_id`, the rows of one order (4 rows) by
+# l_orderkey, projecting 6 columns, and `full_scan`, exact aggregates over 4 columns of
+# every row.
 APPENDS_LAYOUT = "appends"
 APPENDS_SCALE = 0.6                 # 3.6 M rows: files of about 0.6 MB (the reference: 3 M rows)
 APPENDS_VERSION = 2                 # bump on any change to this table: cached ones are then regenerated
@@ -933,6 +934,9 @@ APPENDS = 10
 APPENDS_DAYS = 30                   # days per append: 300 files
 APPENDS_FIRST_DAY = "2024-01-01"
 APPENDS_PROJECT = ["l_orderkey", "l_linenumber", "l_quantity", "l_extendedprice", "l_shipdate", "l_comment"]
+APPENDS_SCAN_COLUMNS = ["l_quantity", "l_extendedprice", "l_shipdate", "rownum"]
+APPENDS_SCAN_AGGS = ("count(*), sum(l_quantity), sum(l_extendedprice), min(l_shipdate), max(l_shipdate), "
+                     "sum(rownum)")  # exact aggregates: no floating-point sums
 APPENDS_POINT_AT = 0.4              # the id: the first order of 4 lines at or after 40 % of the rows
 APPENDS_POINT_LINES = 4
 
@@ -1037,7 +1041,14 @@ def _appends_queries(table: dict) -> list[dict]:
              "sql_deltalake": f"SELECT {select} FROM t WHERE {pred}",
              "pyarrow_filter": pc.field("l_orderkey") == key, "columns": cols, "filter_columns": ["l_orderkey"],
              "hint": {"where": pred, "columns": cols}, "expected_rows": APPENDS_POINT_LINES,
-             "files": [f["path"] for f in table["files"]]}]
+             "files": [f["path"] for f in table["files"]]},
+            # every file's data read: what the footers of the point query do not show
+            {"name": "full_scan", "layout": "full", "selectivity": 1.0, "predicate": None,
+             "sql_duckdb": f"SELECT {APPENDS_SCAN_AGGS} FROM read_parquet({{files}})",
+             "sql_spark": f"SELECT {APPENDS_SCAN_AGGS} FROM delta.`{{table}}`",
+             "sql_deltalake": f"SELECT {APPENDS_SCAN_AGGS} FROM t",
+             "pyarrow_filter": None, "columns": list(APPENDS_SCAN_COLUMNS), "filter_columns": [],
+             "hint": None, "expected_rows": table["rows"], "files": [f["path"] for f in table["files"]]}]
 
 
 # -- queries ------------------------------------------------------------------------------------

@@ -468,7 +468,11 @@ def test_appends_table(tmp_path):
     rows = dt.to_pyarrow_table(columns=["rownum"]).column(0).to_pylist()
     assert sorted(rows) == list(range(info["rows"]))
     # ids grow with the day: each file holds one run of rownum
-    (q,) = bd.queries(info)
+    q, scan = bd.queries(info)
+    assert scan["name"] == "full_scan" and scan["hint"] is None and scan["files"] == q["files"]
+    (agg,) = duckdb.connect().sql(bd.render(scan["sql_duckdb"], info["path"], scan["files"])).fetchall()
+    whole = dt.to_pyarrow_table(columns=["rownum"])
+    assert agg[0] == info["rows"] == whole.num_rows and agg[-1] == sum(whole.column(0).to_pylist())
     assert q["name"] == "point_id" and q["expected_rows"] == bd.APPENDS_POINT_LINES == 4
     assert q["columns"] == bd.APPENDS_PROJECT and q["files"] == [f["path"] for f in info["files"]]
     duck = duckdb.connect().sql(bd.render(q["sql_duckdb"], info["path"], q["files"])).fetchall()
