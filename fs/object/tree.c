@@ -483,11 +483,12 @@ static int dirent_cmp(const void *key, const void *elem)
 /* ---- partition directories, listed together ------------------------------------ */
 /* A table partitioned by a column has a directory per value (day=2024-01-01/),
  * often with a file or two each; readers look them up one after another, and
- * a listing per directory is a round trip per file. The first lookup into
- * one lists all its sibling partitions' keys at once, flat (no delimiter,
- * under the parent's prefix and the column's "name="), and installs the
- * listing of every partition directory (nested ones too) that the flat
- * listing covers whole; the others are listed on their own as before. */
+ * a listing per directory is a round trip per file. A lookup into one whose
+ * listing is missing or past its TTL lists all its sibling partitions' keys
+ * at once, flat (no delimiter, under the parent's prefix and the column's
+ * "name="), and installs the listing of every partition directory (nested
+ * ones too) that the flat listing covers whole and that has no fresh one;
+ * the others are listed on their own as before. */
 
 /* The last component of a directory's key ("t/day=1/" -> "day=1"). */
 static const char *dir_last_name(const node *d, size_t *n)
@@ -508,15 +509,16 @@ static node *child_node(tree *t, const node *dir, const char *name)
     return e ? get_node(t, e->ino) : NULL;
 }
 
-/* Whether dir's first listing should be its parent's partitions listed flat
- * (lock held): dir is a partition directory and at least two of its
- * siblings' listings are wanted too, and none was tried within the TTL. */
+/* Whether dir's listing (its first, or a refresh past its TTL) should be
+ * its parent's partitions listed flat (lock held): dir is a partition
+ * directory, at least three of its siblings (itself included) have no fresh
+ * listing, and no flat listing of them was tried within the TTL. */
 static bool flat_listing_pays(tree *t, const node *dir)
 {
     size_t n;
     const char *name = dir_last_name(dir, &n);
     node *parent = get_node(t, dir->parent);
-    if (dir->listed || dir->in_delta_log || !partition_name(name, n) || !parent || parent == dir ||
+    if (dir->in_delta_log || !partition_name(name, n) || !parent || parent == dir ||
         !parent->listed || parent->flat_listing ||
         (parent->flat_at_ns && now_ns() - parent->flat_at_ns < t->dir_ttl_ns))
         return false;
@@ -524,7 +526,7 @@ static bool flat_listing_pays(tree *t, const node *dir)
     for (size_t i = 0; i < parent->n_children && unlisted < 3; i++) {
         const tree_dirent *c = &parent->children[i];
         const node *cn = c->is_dir ? get_node(t, c->ino) : NULL;
-        unlisted += cn && !cn->listed && partition_name(c->name, strlen(c->name));
+        unlisted += cn && !listing_fresh(t, cn) && partition_name(c->name, strlen(c->name));
     }
     return unlisted >= 3;
 }
@@ -630,7 +632,7 @@ static void install_from_flat(tree *t, node *parent, flat_keys *f, const char *r
             return;
         c = slash + 1;
     }
-    if (!d || !d->is_dir || d->listing || d->listed)
+    if (!d || !d->is_dir || d->listing || listing_fresh(t, d))
         return;
     raw_list l = {0};
     for (; i < f->keys.n && strncmp(f->keys.v[i].name, rel, rl) == 0; i++) {

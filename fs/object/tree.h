@@ -21,8 +21,8 @@
 #define TREE_MAX_DIR_ENTRIES 2000000u
 #define TREE_NAME_MAX 255u
 #define TREE_MAX_LIST_PAGES 20000u   /* pages of one directory's listing (S3 pages hold up to 1000 keys) */
-/* A partition directory's first listing (col=value/ under a directory with
- * more of them) lists its siblings' keys flat, in up to this many pages, and
+/* A partition directory's listing, first or past its TTL (col=value/ under a
+ * directory with more of them), lists its siblings' keys flat, in up to this many pages, and
  * installs every partition directory's listing they cover whole (nested up
  * to PARTITION_MAX_DEPTH levels): one round trip, not one per directory. */
 #define TREE_FLAT_LIST_PAGES 16u

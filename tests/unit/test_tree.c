@@ -381,3 +381,42 @@ Test(tree, a_flat_listing_cut_short_installs_what_it_covers)
     cr_assert_eq(own, (uint64_t)(days - (TREE_FLAT_LIST_PAGES - 1)), "listed one by one: %llu",
                  (unsigned long long)own);
 }
+
+/* Past the TTL, the partitions are listed together again: one listing
+ * refreshes them all, and what changed shows (a replaced object under a new
+ * inode, its old name queued as stale; a new file). */
+Test(tree, partition_directories_are_refreshed_together)
+{
+    for (int d = 1; d <= 6; d++) {
+        char k[64];
+        snprintf(k, sizeof k, "w/t/day=%d/part-0.parquet", d);
+        put(k, "x");
+    }
+    t = tree_create(fault_store_base(faults), "w/", 500, 500);
+    char got[256];
+    names_of("t", got, sizeof got);
+    const uint64_t ino_before = walk("t/day=2/part-0.parquet").ino;
+    walk("t/day=3/part-0.parquet");
+    usleep(600 * 1000);
+    put("w/t/day=2/part-0.parquet", "replaced");
+    put("w/t/day=3/part-1.parquet", "new");
+    names_of("t", got, sizeof got); /* the table directory: its own refresh */
+    const uint64_t lists_before = mem_store_counts_now(m).lists;
+    const tree_attr a = walk("t/day=2/part-0.parquet");
+    cr_assert_neq(a.ino, ino_before, "a new inode for the replaced object");
+    cr_assert_eq(a.size, strlen("replaced"));
+    names_of("t/day=3", got, sizeof got);
+    cr_assert_str_eq(got, "part-0.parquet part-1.parquet");
+    for (int d = 1; d <= 6; d++) {
+        char dir[32];
+        snprintf(dir, sizeof dir, "t/day=%d", d);
+        names_of(dir, got, sizeof got);
+    }
+    cr_assert_eq(mem_store_counts_now(m).lists, lists_before + 1, "one listing refreshed them all");
+    tree_stale stale[8];
+    const size_t n = tree_take_stale(t, stale, 8);
+    bool found = false;
+    for (size_t i = 0; i < n; i++)
+        found = found || strcmp(stale[i].name, "part-0.parquet") == 0;
+    cr_assert(found, "the replaced name is stale");
+}
