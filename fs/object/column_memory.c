@@ -54,6 +54,7 @@ static void set_free(column_set *s)
 {
     if (s) {
         free(s->read);
+        free(s->covered);
         free(s);
     }
 }
@@ -70,8 +71,10 @@ void column_memory_destroy(column_memory *cm)
 
 static void set_clear(column_set *s)
 {
-    for (uint32_t c = 0; c < s->n_columns; c++)
+    for (uint32_t c = 0; c < s->n_columns; c++) {
         atomic_store_explicit(&s->read[c], 0, memory_order_relaxed);
+        atomic_store_explicit(&s->covered[c], 0, memory_order_relaxed);
+    }
 }
 
 column_set *column_memory_get(column_memory *cm, uint64_t key, uint32_t n_columns)
@@ -105,9 +108,11 @@ column_set *column_memory_get(column_memory *cm, uint64_t key, uint32_t n_column
         size_t slot = free_slot < COLUMN_MEMORY_SETS ? free_slot : oldest;
         if (slot < COLUMN_MEMORY_SETS) {
             got = calloc(1, sizeof *got);
-            if (got)
+            if (got) {
                 got->read = calloc(n_columns ? n_columns : 1, sizeof *got->read);
-            if (got && got->read) {
+                got->covered = calloc(n_columns ? n_columns : 1, sizeof *got->covered);
+            }
+            if (got && got->read && got->covered) {
                 got->key = key;
                 got->n_columns = n_columns;
                 atomic_init(&got->updated_ms, now);
@@ -146,4 +151,17 @@ void column_set_add(column_set *s, uint32_t c)
 bool column_set_has(const column_set *s, uint32_t c)
 {
     return s && c < s->n_columns && atomic_load_explicit(&s->read[c], memory_order_relaxed);
+}
+
+void column_set_add_covered(column_set *s, uint32_t c)
+{
+    if (s && c < s->n_columns && !atomic_load_explicit(&s->covered[c], memory_order_relaxed)) {
+        atomic_store_explicit(&s->covered[c], 1, memory_order_relaxed);
+        atomic_store(&s->updated_ms, now_ms());
+    }
+}
+
+bool column_set_has_covered(const column_set *s, uint32_t c)
+{
+    return s && c < s->n_columns && atomic_load_explicit(&s->covered[c], memory_order_relaxed);
 }

@@ -24,6 +24,7 @@ typedef struct column_set {
     uint64_t key;             /* directory and schema (column_memory_key) */
     uint32_t n_columns;
     atomic_uchar *read;       /* per column: a reader of one of the files read it */
+    atomic_uchar *covered;    /* per column: the reads of one of the files covered its chunks */
     atomic_llong updated_ms;  /* last column added or file closed (monotonic) */
     unsigned refs;            /* open files sharing it; guarded by column_memory.lock */
 } column_set;
@@ -46,5 +47,10 @@ void column_memory_put(column_memory *cm, column_set *s);
 /* Mark column c read (no-op past the set's columns). */
 void column_set_add(column_set *s, uint32_t c);
 bool column_set_has(const column_set *s, uint32_t c);
+/* The reads of a closed file covered (nearly) all of column c's chunks
+ * (read_pattern_note_covered): what a reader of the next file will read,
+ * whatever the prefetch's guesses. */
+void column_set_add_covered(column_set *s, uint32_t c);
+bool column_set_has_covered(const column_set *s, uint32_t c);
 
 #endif

@@ -12,6 +12,7 @@
 #define PAGE_JUMPS_TO_SKIP 2 /* pages read alone by a pread of their own: the reader skips pages */
 #define PAGES_RUN_TO_WHOLE 3 /* page starts read on across: the reader reads the chunk's pages in turn */
 #define ROWS_AHEAD_CHUNKS 32 /* chunks one page read may fetch the same rows of */
+#define FOOTER_READ_SPAN (64u << 10) /* reads this close to the footer (at most a quarter of the way) may be an open's read of it */
 #define ROWS_AHEAD_BACKSTEPS 2 /* a reader reading pages out of chunk order more often reads them in parallel */
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
@@ -330,6 +331,55 @@ static uint64_t speculation_budget(const prefetch_config *cfg, const parquet_lay
     return cfg->max_window && budget > cfg->max_window ? cfg->max_window : budget;
 }
 
+/* Count the read's bytes in every chunk it overlaps (capped at the chunk's
+ * size). Called with p->lock held. */
+static void note_coverage(const parquet_layout *layout, read_pattern *p, uint64_t off, uint64_t end)
+{
+    uint64_t meta = layout->footer.start;
+    if (layout->page_index.end > layout->page_index.start && layout->page_index.start < meta)
+        meta = layout->page_index.start;
+    const uint64_t span = FOOTER_READ_SPAN < meta / 4 ? FOOTER_READ_SPAN : meta / 4;
+    if (off + span < meta)
+        p->data_read += end - off;
+    size_t lo = 0, hi = layout->n_chunks < p->n_chunks ? layout->n_chunks : p->n_chunks;
+    const size_t n = hi;
+    while (lo < hi) { /* the first chunk ending after off */
+        size_t mid = lo + (hi - lo) / 2;
+        if (layout->chunks[mid].end <= off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i < n && layout->chunks[i].start < end; i++) {
+        const byte_span *c = &layout->chunks[i];
+        const uint64_t a = off > c->start ? off : c->start, b = end < c->end ? end : c->end;
+        const uint64_t size = c->end - c->start;
+        chunk_reads *cr = &p->chunk_reads[i];
+        cr->covered = cr->covered + (b - a) < size ? cr->covered + (b - a) : size;
+    }
+}
+
+uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout, column_set *s, uint64_t tail_start)
+{
+    if (!layout || !p->chunk_reads)
+        return 0;
+    pthread_mutex_lock(&p->lock);
+    const uint64_t data = p->data_read;
+    for (size_t i = 0; i < layout->n_chunks && i < p->n_chunks; i++) {
+        const byte_span *c = &layout->chunks[i];
+        /* what the opens read of the file's end is in the kernel's cache:
+         * no read of it comes (DuckDB reads the footer on one handle and
+         * scans on another) */
+        const uint64_t end = c->end < tail_start ? c->end : tail_start > c->start ? tail_start : c->start;
+        const uint64_t size = end - c->start;
+        const uint64_t covered = p->chunk_reads[i].covered;
+        if (size > 0 && covered * 10 >= size * 9 && layout->column)
+            column_set_add_covered(s, layout->column[i]);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return data;
+}
+
 bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
                             const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size)
 {
@@ -351,6 +401,7 @@ bool prefetch_chunk_of_read(object_io *io, const prefetch_config *cfg, const obj
     byte_span rows_ahead[2 * ROWS_AHEAD_CHUNKS]; /* the same rows' pages of the chunks after */
     size_t n_rows_ahead = 0;
     pthread_mutex_lock(&p->lock);
+    note_coverage(layout, p, off, end);
     read_stream *s = stream_of_read(p, off);
     const bool continues = s != NULL;
     if (!continues && idx + 1 == layout->n_chunks && end > c->end) {

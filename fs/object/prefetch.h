@@ -134,6 +134,7 @@ typedef struct {
     bool rows_read;    /* the reader read data pages of it: their rows [read_lo, read_hi) (hull) */
     uint64_t read_lo, read_hi;
     uint64_t window_lo, window_hi; /* the file's row window when it read the first of them */
+    uint64_t covered;  /* bytes of it the reads covered (the kernel's readahead's included) */
 } chunk_reads;
 
 /* The read pattern of one open file. The kernel sends reads of one handle
@@ -146,6 +147,7 @@ typedef struct {
     read_stream streams[READ_STREAMS];
     uint64_t clock;           /* counts reads into chunks, to age streams */
     uint64_t bytes_read;      /* bytes of all reads into chunks */
+    uint64_t data_read;       /* bytes of reads starting well before the footer: not an open's read of it */
     uint8_t *chunk_fetched;   /* per layout chunk: whole-chunk prefetch started */
     size_t n_chunks;
     uint8_t *column_read;     /* per column: the reader has read one of its chunks */
@@ -175,6 +177,14 @@ void read_pattern_destroy(read_pattern *p);
  * can be recycled once read past). */
 bool prefetch_after_read(object_io *io, const prefetch_config *cfg, const object_ref *o,
                          const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size);
+
+/* At a file's close: the columns whose chunks its reads covered (nine
+ * tenths or more of every chunk's bytes before tail_start, the file's end
+ * that opens read) into the table's set s (column_set_add_covered; may be
+ * NULL), what the next files' readers will read too. Returns data_read:
+ * the file's data the reader read, not its footer (readers read the
+ * footer with a read of the file's last tens of KiB, data included). */
+uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout, column_set *s, uint64_t tail_start);
 
 /* The Parquet-aware rule alone (views use it for chunks served real): false
  * when the read is outside every chunk. */

@@ -12,7 +12,8 @@
 #include "prefetch.h"
 
 #define IDLE_WAKE_MS 1000 /* workers wake this often to forget idle tables */
-#define DATA_CLOSES 4     /* closes that tell whether the reader reads the files' data */
+#define DATA_FILES 8      /* files opened that tell whether the reader reads the files' data */
+#define DATA_AHEAD_FLOOR (8u << 20) /* data ahead allowed past what the reader has read */
 #define TAIL_MARGIN 4096u /* a learned tail is a quarter and this much longer, rounded to it */
 
 typedef struct {
@@ -23,6 +24,7 @@ typedef struct {
     bool opened, requested;
     uint32_t tail;       /* bytes of its end fetched ahead (when requested) */
     bool data_started;   /* its known columns' chunks are being fetched ahead */
+    bool data_read;      /* a reader read its data (a file closed having read chunks) */
     uint64_t data_bytes; /* ... this many bytes */
 } ahead_file;
 
@@ -44,15 +46,16 @@ typedef struct {
     uint32_t n_opened;   /* distinct files opened */
     uint64_t *opened;    /* their key hashes (files may be listed after they were opened) */
     size_t n_opened_hashes, cap_opened;
+    uint64_t *read;      /* key hashes of files whose data was read (listed later too) */
+    size_t n_read_hashes, cap_read;
     char *latest;        /* key of the latest file opened */
+    char *latest_data;   /* key of the latest file closed having read its data */
     ahead_dir *dirs;
     size_t n_dirs, cap_dirs;
     ahead_file *files;   /* sorted by key when `sorted` */
     size_t n_files, cap_files;
     bool sorted;
     unsigned listing;    /* listings and data fetches in progress: the slot is not reused meanwhile */
-    uint8_t closes;      /* the latest files closed, one bit each (1: the reader read their data), newest lowest */
-    uint8_t n_closes;    /* how many of those bits count (at most DATA_CLOSES) */
     uint64_t data_ahead; /* bytes of data fetched ahead for files not opened yet */
     uint64_t data_read;  /* bytes the reader read of the files it closed */
     uint64_t tail_seen;  /* the longest footer and page index of the files opened */
@@ -122,8 +125,10 @@ static void run_clear(table_ahead *ta, ahead_run *r)
     free(r->files);
     free(r->dirs);
     free(r->opened);
+    free(r->read);
     free(r->root);
     free(r->latest);
+    free(r->latest_data);
     memset(r, 0, sizeof *r);
 }
 
@@ -200,7 +205,6 @@ static uint64_t tail_ahead(const table_ahead *ta, const ahead_run *r, uint64_t s
  * TABLE_AHEAD_MAX_FILES); how many. Called with ta->lock held. */
 static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
 {
-    (void)ta;
     if (r->n_opened < 2 || !r->latest || r->n_files == 0)
         return 0;
     if (!r->sorted) {
@@ -263,13 +267,26 @@ static void fetch_window(table_ahead *ta, ahead_fetch *w, size_t n)
 /* ---- data ahead ---------------------------------------------------------------------- */
 
 /* Whether the reader reads the data of the table's files, not only their
- * footers: of the latest closes (at least 2), all but at most one read some. */
-static bool reads_data(const ahead_run *r)
+ * footers (to skip them by their statistics): of the latest DATA_FILES files
+ * it opened up to the latest whose data it read, in key order, it read the
+ * data of at least two and of all but a quarter. A file's handles are
+ * counted together: DuckDB reads a file's footer on one and scans it on
+ * another, later. Called with ta->lock held. */
+static bool reads_data(ahead_run *r)
 {
-    if (r->n_closes < 2)
+    if (!r->latest_data || r->n_files == 0)
         return false;
-    const unsigned read = (unsigned)__builtin_popcount(r->closes & ((1u << r->n_closes) - 1));
-    return read + 1 >= r->n_closes && read >= 2;
+    if (!r->sorted) {
+        qsort(r->files, r->n_files, sizeof *r->files, file_cmp);
+        r->sorted = true;
+    }
+    unsigned opened = 0, read = 0;
+    for (size_t k = after_key(r, r->latest_data); k > 0 && opened < DATA_FILES; k--) {
+        const ahead_file *f = &r->files[k - 1];
+        opened += f->opened;
+        read += f->opened && f->data_read;
+    }
+    return read >= 2 && 4 * read >= 3 * opened;
 }
 
 static ahead_file *file_by_hash(ahead_run *r, uint64_t hash)
@@ -281,21 +298,24 @@ static ahead_file *file_by_hash(ahead_run *r, uint64_t hash)
 }
 
 /* A file of some run whose data to fetch ahead, claimed (its ref copied to
- * *out, its run to *run): the first requested, unopened one after the
- * reader's latest open, while the run's data ahead is under the window.
- * Called with ta->lock held. */
+ * *out, its run to *run): the first one after the latest whose data the
+ * reader read, with its tail fetched or read, its data not read yet (a
+ * reader may open a file for its footer long before it scans it, as
+ * DuckDB does), while the run's data ahead is under the window. Called
+ * with ta->lock held. */
 static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *hash)
 {
     for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
         ahead_run *r = &ta->runs[i];
-        /* never more ahead than the reader has read: one that stops has
-         * cost at most twice what it read */
-        const uint64_t window = r->data_read < ta->data_window ? r->data_read : ta->data_window;
-        if (!r->gen || !r->latest || !reads_data(r) || r->data_ahead >= window || !r->sorted)
+        /* never more ahead than the reader has read and DATA_AHEAD_FLOOR:
+         * one that stops has cost at most that */
+        const uint64_t read = r->data_read + DATA_AHEAD_FLOOR;
+        const uint64_t window = read < ta->data_window ? read : ta->data_window;
+        if (!r->gen || !r->latest_data || !reads_data(r) || r->data_ahead >= window || !r->sorted)
             continue;
-        for (size_t k = after_key(r, r->latest); k < r->n_files; k++) {
+        for (size_t k = after_key(r, r->latest_data); k < r->n_files; k++) {
             ahead_file *f = &r->files[k];
-            if (!f->requested || f->opened || f->data_started)
+            if (!(f->requested || f->opened) || f->data_read || f->data_started)
                 continue;
             *out = (object_ref){.id = f->ino, .key = strdup(f->key), .size = f->size};
             if (!out->key)
@@ -324,7 +344,7 @@ static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
         const parquet_layout *l = &ft->layout;
         uint64_t run_start = 0, run_end = 0;
         for (size_t i = 0; cs && l->column && i <= l->n_chunks; i++) {
-            const bool take = i < l->n_chunks && column_set_has(cs, l->column[i]);
+            const bool take = i < l->n_chunks && column_set_has_covered(cs, l->column[i]);
             if (take && run_end > run_start && l->chunks[i].start <= run_end + PREFETCH_ADJACENT_GAP) {
                 run_end = l->chunks[i].end;
                 continue;
@@ -352,20 +372,36 @@ void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read)
     if (!ta)
         return;
     const size_t table_len = partition_table_dir_len(key);
+    const uint64_t hash = key_hash(key);
+    char *latest = read_data ? strdup(key) : NULL;
     pthread_mutex_lock(&ta->lock);
     for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
         ahead_run *r = &ta->runs[i];
         if (r->gen && strlen(r->root) == table_len && strncmp(r->root, key, table_len) == 0) {
-            r->closes = (uint8_t)((r->closes << 1) | read_data);
             r->data_read += bytes_read;
-            if (r->n_closes < DATA_CLOSES)
-                r->n_closes++;
+            if (read_data && r->n_read_hashes < TABLE_AHEAD_MAX_TABLE_FILES &&
+                grow((void **)&r->read, &r->cap_read, r->n_read_hashes + 1, sizeof *r->read))
+                r->read[r->n_read_hashes++] = hash;
+            ahead_file *f = read_data ? file_by_hash(r, hash) : NULL;
+            if (f && !f->data_read) {
+                f->data_read = true;
+                if (f->data_started) {
+                    r->data_ahead -= f->data_bytes < r->data_ahead ? f->data_bytes : r->data_ahead;
+                    ta->counts.data_hits++;
+                }
+            }
+            if (latest) {
+                free(r->latest_data);
+                r->latest_data = latest;
+                latest = NULL;
+            }
             if (reads_data(r))
                 pthread_cond_broadcast(&ta->work);
             break;
         }
     }
     pthread_mutex_unlock(&ta->lock);
+    free(latest);
 }
 
 /* ---- opens ------------------------------------------------------------------------- */
@@ -430,10 +466,6 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t
             if (f->hash == hash && !f->opened) {
                 f->opened = true;
                 ta->counts.hits += f->requested;
-                if (f->data_started) {
-                    r->data_ahead -= f->data_bytes;
-                    ta->counts.data_hits++;
-                }
             }
         }
         char *latest = strdup(key);
@@ -537,6 +569,8 @@ static void add_found(table_ahead *ta, ahead_run *r, dir_found *d)
         ahead_file *f = &d->files[i];
         for (size_t k = 0; k < r->n_opened_hashes && !f->opened; k++)
             f->opened = r->opened[k] == f->hash;
+        for (size_t k = 0; k < r->n_read_hashes && !f->data_read; k++)
+            f->data_read = r->read[k] == f->hash;
         r->files[r->n_files++] = *f;
         f->key = NULL; /* the run's now */
         ta->files_known++;
@@ -592,7 +626,7 @@ static void *worker(void *arg)
             ahead_run *r = &ta->runs[ri];
             r->listing--;
             ahead_file *f = file_by_hash(r, data_hash);
-            if (f && !f->opened) {
+            if (f && !f->data_read) {
                 f->data_bytes = bytes;
                 r->data_ahead += bytes;
             }

@@ -23,13 +23,13 @@
  * that and the listings is all a reader that stops early costs.
  *
  * Data ahead: a reader that reads the data of the files it opens (of the
- * latest DATA_CLOSES files it closed, all but one), not only their footers
+ * latest 8 it opened, three quarters), not only their footers
  * (a reader skipping files by their statistics), also gets the column
  * chunks of the files fetched ahead, once their footers are in: the chunks
  * of the columns it read in the table's other files (column_memory.h), for
- * files it has not opened yet at most data_window bytes and no more than it
- * has read of the files it closed: a reader that stops has cost at most
- * twice what it read.
+ * files whose data it has not read yet at most data_window bytes and no
+ * more than 8 MiB past what it has read of the files it closed: a reader
+ * that stops has cost at most that.
  *
  * The bytes served are never affected, only what is fetched and when.
  *
