@@ -304,9 +304,9 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
 void plain_file_close(plain_fs *p, plain_file *f)
 {
     if (plain_file_layout(f)) {
-        const uint64_t tail_start = (f->obj.size - footer_tail_need(f->footer, f->obj.size)) & ~(uint64_t)4095;
-        const uint64_t data = read_pattern_note_covered(&f->pattern, plain_file_layout(f), f->columns, tail_start);
-        table_ahead_closed(p->ahead, f->obj.key, data);
+        uint64_t run_on;
+        const uint64_t data = read_pattern_note_covered(&f->pattern, plain_file_layout(f), f->columns, &run_on);
+        table_ahead_closed(p->ahead, f->obj.key, data, run_on);
     }
     read_pattern_destroy(&f->pattern);
     column_memory_put(p->columns, f->columns);

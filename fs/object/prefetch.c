@@ -333,13 +333,21 @@ static uint64_t speculation_budget(const prefetch_config *cfg, const parquet_lay
 
 /* Count the read's bytes in every chunk it overlaps (capped at the chunk's
  * size). Called with p->lock held. */
-static void note_coverage(const parquet_layout *layout, read_pattern *p, uint64_t off, uint64_t end)
+/* Where a reader's read of the footer (and page index) may begin: reads
+ * from there on may be an open's, not the reader's reads of data. */
+static uint64_t footer_reads_from(const parquet_layout *layout)
 {
     uint64_t meta = layout->footer.start;
     if (layout->page_index.end > layout->page_index.start && layout->page_index.start < meta)
         meta = layout->page_index.start;
     const uint64_t span = FOOTER_READ_SPAN < meta / 4 ? FOOTER_READ_SPAN : meta / 4;
-    if (off + span < meta)
+    return meta - span;
+}
+
+static void note_coverage(const parquet_layout *layout, read_pattern *p, uint64_t off, uint64_t end)
+{
+    const bool data = off < footer_reads_from(layout);
+    if (data)
         p->data_read += end - off;
     size_t lo = 0, hi = layout->n_chunks < p->n_chunks ? layout->n_chunks : p->n_chunks;
     const size_t n = hi;
@@ -356,25 +364,40 @@ static void note_coverage(const parquet_layout *layout, read_pattern *p, uint64_
         const uint64_t size = c->end - c->start;
         chunk_reads *cr = &p->chunk_reads[i];
         cr->covered = cr->covered + (b - a) < size ? cr->covered + (b - a) : size;
+        if (data)
+            cr->covered_data = cr->covered_data + (b - a) < size ? cr->covered_data + (b - a) : size;
     }
 }
 
-uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout, column_set *s, uint64_t tail_start)
+uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout, column_set *s, uint64_t *run_on)
 {
+    *run_on = 0;
     if (!layout || !p->chunk_reads)
         return 0;
     pthread_mutex_lock(&p->lock);
     const uint64_t data = p->data_read;
+    bool was_covered = false;
+    const uint64_t tail_start = footer_reads_from(layout);
     for (size_t i = 0; i < layout->n_chunks && i < p->n_chunks; i++) {
         const byte_span *c = &layout->chunks[i];
-        /* what the opens read of the file's end is in the kernel's cache:
-         * no read of it comes (DuckDB reads the footer on one handle and
-         * scans on another) */
-        const uint64_t end = c->end < tail_start ? c->end : tail_start > c->start ? tail_start : c->start;
-        const uint64_t size = end - c->start;
-        const uint64_t covered = p->chunk_reads[i].covered;
-        if (size > 0 && covered * 10 >= size * 9 && layout->column)
+        /* What an open read of the file's end (the footer and what comes
+         * before it) is in the kernel's cache: no read of it comes (DuckDB
+         * reads the footer on one handle and scans on another). A chunk
+         * is judged by its bytes before that, by reads that began before
+         * it; one wholly after it, by all its bytes and reads. */
+        const uint64_t before = c->end < tail_start ? c->end - c->start : tail_start > c->start ? tail_start - c->start : 0;
+        const bool by_data = before > 0;
+        const uint64_t size = by_data ? before : c->end - c->start;
+        const uint64_t covered = by_data ? p->chunk_reads[i].covered_data : p->chunk_reads[i].covered;
+        const bool is_covered = size > 0 && covered * 10 >= size * 9;
+        if (is_covered && layout->column)
             column_set_add_covered(s, layout->column[i]);
+        /* reads into a chunk after a covered one, short of covering it:
+         * how far the kernel read on past the reader's reads */
+        const uint64_t into = p->chunk_reads[i].covered_data;
+        if (was_covered && !is_covered && into > *run_on && i > 0 && layout->chunks[i - 1].end + 4096 >= c->start)
+            *run_on = into;
+        was_covered = is_covered;
     }
     pthread_mutex_unlock(&p->lock);
     return data;

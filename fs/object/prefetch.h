@@ -135,6 +135,7 @@ typedef struct {
     uint64_t read_lo, read_hi;
     uint64_t window_lo, window_hi; /* the file's row window when it read the first of them */
     uint64_t covered;  /* bytes of it the reads covered (the kernel's readahead's included) */
+    uint64_t covered_data; /* ... by reads that began before the file's last tens of KiB */
 } chunk_reads;
 
 /* The read pattern of one open file. The kernel sends reads of one handle
@@ -179,12 +180,16 @@ bool prefetch_after_read(object_io *io, const prefetch_config *cfg, const object
                          const parquet_layout *layout, read_pattern *p, uint64_t off, size_t size);
 
 /* At a file's close: the columns whose chunks its reads covered (nine
- * tenths or more of every chunk's bytes before tail_start, the file's end
- * that opens read) into the table's set s (column_set_add_covered; may be
- * NULL), what the next files' readers will read too. Returns data_read:
+ * tenths or more of every chunk's bytes before the file's last tens of KiB,
+ * which an open's read of the footer may have brought into the kernel's
+ * cache) into the table's set s (column_set_add_covered; may be NULL), what
+ * the next files' readers will read too. Returns data_read:
  * the file's data the reader read, not its footer (readers read the
- * footer with a read of the file's last tens of KiB, data included). */
-uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout, column_set *s, uint64_t tail_start);
+ * footer with a read of the file's last tens of KiB, data included); and
+ * in *run_on the most its reads covered of a chunk after a covered one
+ * without covering it: how far the kernel reads on past a run of chunks
+ * (a page's rounding for small preads, its readahead for long reads). */
+uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout, column_set *s, uint64_t *run_on);
 
 /* The Parquet-aware rule alone (views use it for chunks served real): false
  * when the read is outside every chunk. */

@@ -59,6 +59,7 @@ typedef struct {
     uint64_t data_ahead; /* bytes of data fetched ahead for files not opened yet */
     uint64_t data_read;  /* bytes the reader read of the files it closed */
     uint64_t tail_seen;  /* the longest footer and page index of the files opened */
+    uint64_t run_on_seen; /* the furthest the kernel read on past a run of chunks read */
 } ahead_run;
 
 /* A tail to fetch, copied out of a run so that it is fetched unlocked. */
@@ -303,7 +304,7 @@ static ahead_file *file_by_hash(ahead_run *r, uint64_t hash)
  * reader may open a file for its footer long before it scans it, as
  * DuckDB does), while the run's data ahead is under the window. Called
  * with ta->lock held. */
-static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *hash)
+static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *hash, uint64_t *run_on)
 {
     for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
         ahead_run *r = &ta->runs[i];
@@ -325,6 +326,10 @@ static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *
             r->listing++;
             *run = i;
             *hash = f->hash;
+            /* what the kernel was seen to read on, a page more; never more
+             * than its readahead */
+            const uint64_t seen = (r->run_on_seen + 2 * 4096 - 1) / 4096 * 4096;
+            *run_on = seen < ta->run_on ? seen : ta->run_on;
             return true;
         }
     }
@@ -333,7 +338,7 @@ static bool claim_data(table_ahead *ta, size_t *run, object_ref *out, uint64_t *
 
 /* Fetch the chunks of o's columns that the table's readers read (no lock
  * held), once its footer is in (its tail is on the way): the bytes asked. */
-static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
+static uint64_t fetch_data(table_ahead *ta, const object_ref *o, uint64_t run_on)
 {
     sv_cancel tok;
     object_io_cancel_init(ta->io, &tok);
@@ -352,7 +357,7 @@ static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
             if (run_end > run_start) {
                 /* and what the kernel reads on past a read of the chunk's end:
                  * the reader waits for it too */
-                const uint64_t end = run_end + ta->run_on < o->size ? run_end + ta->run_on : o->size;
+                const uint64_t end = run_end + run_on < o->size ? run_end + run_on : o->size;
                 object_prefetch(ta->io, o, run_start, end, 0, false);
                 bytes += end - run_start;
             }
@@ -366,7 +371,7 @@ static uint64_t fetch_data(table_ahead *ta, const object_ref *o)
     return bytes;
 }
 
-void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read)
+void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read, uint64_t run_on)
 {
     const bool read_data = bytes_read > 0;
     if (!ta)
@@ -379,6 +384,8 @@ void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read)
         ahead_run *r = &ta->runs[i];
         if (r->gen && strlen(r->root) == table_len && strncmp(r->root, key, table_len) == 0) {
             r->data_read += bytes_read;
+            if (read_data && run_on > r->run_on_seen)
+                r->run_on_seen = run_on;
             if (read_data && r->n_read_hashes < TABLE_AHEAD_MAX_TABLE_FILES &&
                 grow((void **)&r->read, &r->cap_read, r->n_read_hashes + 1, sizeof *r->read))
                 r->read[r->n_read_hashes++] = hash;
@@ -617,10 +624,10 @@ static void *worker(void *arg)
     while (!ta->stop) {
         size_t ri, di;
         object_ref data;
-        uint64_t data_hash;
-        if (claim_data(ta, &ri, &data, &data_hash)) {
+        uint64_t data_hash, data_run_on;
+        if (claim_data(ta, &ri, &data, &data_hash, &data_run_on)) {
             pthread_mutex_unlock(&ta->lock);
-            const uint64_t bytes = fetch_data(ta, &data);
+            const uint64_t bytes = fetch_data(ta, &data, data_run_on);
             object_ref_free(&data);
             pthread_mutex_lock(&ta->lock);
             ahead_run *r = &ta->runs[ri];

@@ -61,8 +61,10 @@ typedef struct table_ahead table_ahead;
 /* Reads through io, names through t, footers through footers (whose tail
  * it fetches ahead), the columns readers read from columns; data_window:
  * bytes of data fetched ahead of a reader at most; run_on: how far the
- * kernel reads past the end of a reader's read (prefetch_kernel_runs_on),
- * fetched with each run of chunks. NULL when out of memory or threads. */
+ * kernel reads past the end of a reader's read at most
+ * (prefetch_kernel_runs_on): each run of chunks is fetched with what the
+ * kernel was seen to read on past one, a page more, up to that. NULL when
+ * out of memory or threads. */
 table_ahead *table_ahead_create(tree *t, object_io *io, footer_cache *footers, column_memory *columns,
                                 uint64_t data_window, uint64_t run_on);
 /* Stops the workers (a listing in progress ends within its deadline). */
@@ -78,8 +80,9 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t
 uint64_t table_ahead_fetched_tail(void *arg, const object_ref *o);
 
 /* A reader closed a Parquet file of key key, having read bytes_read bytes
- * of its column chunks. */
-void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read);
+ * of its data; run_on: how far the kernel read on past a run of chunks
+ * (read_pattern_note_covered). */
+void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read, uint64_t run_on);
 
 /* What it did so far: tails fetched ahead and opens that found theirs
  * fetched ahead; directories listed; files whose data was fetched ahead,
