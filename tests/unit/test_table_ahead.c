@@ -2,6 +2,7 @@
  * tree over the in-memory store: a partitioned table of small Parquet files
  * opened one after another, as a reader of a table's file list opens them. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,4 +273,49 @@ Test(table_ahead, a_reader_of_footers_gets_no_data_ahead)
     const table_ahead_counts c = table_ahead_counts_get(p->ahead);
     cr_assert_eq(c.data_files, 0);
     cr_assert_eq(c.data_bytes, 0);
+}
+
+/* Two threads opening the table's files at once, each every other file (as
+ * DuckDB's threads do): the footers still come ahead of nearly every open,
+ * and the reads stay correct. */
+static void *read_every_other(void *arg)
+{
+    const int first = *(const int *)arg;
+    for (int i = first; i < N_FILES; i += 2) {
+        char path[128];
+        file_path(path, sizeof path, i);
+        sv_attr a = {.ino = TREE_ROOT_INO};
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", path);
+        for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save))
+            if (plain_lookup(p, a.ino, c, &a, NULL) != 0)
+                return (void *)1;
+        plain_file f;
+        if (plain_file_open(p, a.ino, false, &f, NULL) != 0)
+            return (void *)1;
+        const bool ok = plain_file_layout(&f) != NULL;
+        plain_file_close(p, &f);
+        if (!ok)
+            return (void *)1;
+        nanosleep(&(struct timespec){.tv_nsec = 2 * 1000 * 1000}, NULL); /* the reader's own work */
+    }
+    return NULL;
+}
+
+Test(table_ahead, parallel_openers_find_their_footers_fetched)
+{
+    pthread_t t[2];
+    int first[2] = {0, 1};
+    for (int k = 0; k < 2; k++)
+        cr_assert_eq(pthread_create(&t[k], NULL, read_every_other, &first[k]), 0);
+    for (int k = 0; k < 2; k++) {
+        void *rc;
+        pthread_join(t[k], &rc);
+        cr_assert_null(rc, "thread %d failed", k);
+    }
+    mem_store_drain(m);
+    const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_eq(footer_cache_loads(p->footers), N_FILES);
+    cr_assert_leq(c.tails, N_FILES, "no file fetched ahead twice");
+    cr_assert_geq(c.hits, N_FILES / 4, "many opens found their footer fetched: %llu", (unsigned long long)c.hits);
 }
