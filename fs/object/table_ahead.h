@@ -23,13 +23,15 @@
  * that and the listings is all a reader that stops early costs.
  *
  * Data ahead: a reader that reads the data of the files it opens (of the
- * latest 8 it opened, three quarters), not only their footers
- * (a reader skipping files by their statistics), also gets the column
- * chunks of the files fetched ahead, once their footers are in: the chunks
- * of the columns it read in the table's other files (column_memory.h), for
- * files whose data it has not read yet at most data_window bytes and no
- * more than 8 MiB past what it has read of the files it closed: a reader
- * that stops has cost at most that.
+ * latest 8 it opened, three quarters; a file's handles count together), not
+ * only their footers (a reader skipping files by their statistics), also
+ * gets the column chunks of the files fetched ahead, once their footers are
+ * in: the chunks of the columns whose chunks its reads covered in the
+ * table's closed files (read_pattern_note_covered, column_memory.h), each
+ * run with what the kernel was seen to read on past one; for files whose
+ * data it has not read yet at most data_window bytes and no more than 8 MiB
+ * past what it has read of the files it closed: a reader that stops has
+ * cost at most that.
  *
  * The bytes served are never affected, only what is fetched and when.
  *
@@ -37,9 +39,8 @@
  * start fetches outside it. */
 #ifndef SIEVE_TABLE_AHEAD_H
 #define SIEVE_TABLE_AHEAD_H
-#include <stdint.h>
-
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "column_memory.h"
 #include "footer_cache.h"
