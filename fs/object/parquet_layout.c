@@ -5,6 +5,12 @@
 
 #include "parquet_meta.h"
 
+uint64_t parquet_layout_meta_start(const parquet_layout *l)
+{
+    const byte_span *pi = &l->page_index;
+    return pi->end > pi->start && pi->start < l->footer.start ? pi->start : l->footer.start;
+}
+
 uint64_t parquet_layout_tail_hint(uint64_t file_size)
 {
     /* 64 KiB holds the footer of most files; readers read at least that much

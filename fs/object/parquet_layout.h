@@ -26,6 +26,10 @@ typedef struct {
     byte_span footer;     /* FileMetaData plus the 8-byte trailer */
 } parquet_layout;
 
+/* Where the file's metadata begins: its page index when before the
+ * footer, else its footer. */
+uint64_t parquet_layout_meta_start(const parquet_layout *l);
+
 /* Tail length worth reading at open: 64 KiB, never more than the file. */
 uint64_t parquet_layout_tail_hint(uint64_t file_size);
 

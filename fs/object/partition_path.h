@@ -13,6 +13,9 @@
  * not hidden ('.') or internal ('_', as _delta_log). */
 bool partition_name(const char *name, size_t n);
 
+/* The last component of a directory key ("t/day=1/" -> "day=1", *n = 5). */
+const char *partition_dir_name(const char *dir_key, size_t *n);
+
 /* The length of the table directory of an object key: its directory (up
  * to and including the last '/'), less up to PARTITION_MAX_DEPTH trailing
  * partition directories. 0 for a key without a directory. */

@@ -259,10 +259,7 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
  * open needs. */
 static uint64_t footer_tail_need(const parquet_footer *ft, uint64_t size)
 {
-    uint64_t start = ft->layout.footer.start;
-    const byte_span *pi = &ft->layout.page_index;
-    if (pi->end > pi->start && pi->start < start)
-        start = pi->start;
+    const uint64_t start = parquet_layout_meta_start(&ft->layout);
     return start < size ? size - start : size;
 }
 

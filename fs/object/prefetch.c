@@ -12,7 +12,9 @@
 #define PAGE_JUMPS_TO_SKIP 2 /* pages read alone by a pread of their own: the reader skips pages */
 #define PAGES_RUN_TO_WHOLE 3 /* page starts read on across: the reader reads the chunk's pages in turn */
 #define ROWS_AHEAD_CHUNKS 32 /* chunks one page read may fetch the same rows of */
-#define FOOTER_READ_SPAN (64u << 10) /* reads this close to the footer (at most a quarter of the way) may be an open's read of it */
+/* Reads this close to the footer (at most a quarter of the way to it) may be
+ * an open's read of it. */
+#define FOOTER_READ_SPAN (64u << 10)
 #define ROWS_AHEAD_BACKSTEPS 2 /* a reader reading pages out of chunk order more often reads them in parallel */
 
 uint64_t prefetch_kernel_readahead(const prefetch_config *cfg)
@@ -331,19 +333,17 @@ static uint64_t speculation_budget(const prefetch_config *cfg, const parquet_lay
     return cfg->max_window && budget > cfg->max_window ? cfg->max_window : budget;
 }
 
-/* Count the read's bytes in every chunk it overlaps (capped at the chunk's
- * size). Called with p->lock held. */
 /* Where a reader's read of the footer (and page index) may begin: reads
  * from there on may be an open's, not the reader's reads of data. */
 static uint64_t footer_reads_from(const parquet_layout *layout)
 {
-    uint64_t meta = layout->footer.start;
-    if (layout->page_index.end > layout->page_index.start && layout->page_index.start < meta)
-        meta = layout->page_index.start;
+    const uint64_t meta = parquet_layout_meta_start(layout);
     const uint64_t span = FOOTER_READ_SPAN < meta / 4 ? FOOTER_READ_SPAN : meta / 4;
     return meta - span;
 }
 
+/* Count the read's bytes in every chunk it overlaps (capped at the chunk's
+ * size). Called with p->lock held. */
 static void note_coverage(const parquet_layout *layout, read_pattern *p, uint64_t off, uint64_t end)
 {
     const bool data = off < footer_reads_from(layout);
@@ -385,7 +385,9 @@ uint64_t read_pattern_note_covered(read_pattern *p, const parquet_layout *layout
          * reads the footer on one handle and scans on another). A chunk
          * is judged by its bytes before that, by reads that began before
          * it; one wholly after it, by all its bytes and reads. */
-        const uint64_t before = c->end < tail_start ? c->end - c->start : tail_start > c->start ? tail_start - c->start : 0;
+        const uint64_t before = c->end < tail_start   ? c->end - c->start
+                                : tail_start > c->start ? tail_start - c->start
+                                                        : 0;
         const bool by_data = before > 0;
         const uint64_t size = by_data ? before : c->end - c->start;
         const uint64_t covered = by_data ? p->chunk_reads[i].covered_data : p->chunk_reads[i].covered;

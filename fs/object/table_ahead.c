@@ -10,6 +10,7 @@
 #include "log.h"
 #include "partition_path.h"
 #include "prefetch.h"
+#include "sv_grow.h"
 
 #define IDLE_WAKE_MS 1000 /* workers wake this often to forget idle tables */
 #define DATA_FILES 8      /* files opened that tell whether the reader reads the files' data */
@@ -101,21 +102,6 @@ static uint64_t key_hash(const char *s)
     return h;
 }
 
-static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return true;
-    size_t n = *cap ? *cap * 2 : 16;
-    while (n < need)
-        n *= 2;
-    void *a = realloc(*arr, n * elem);
-    if (!a)
-        return false;
-    *arr = a;
-    *cap = n;
-    return true;
-}
-
 static void run_clear(table_ahead *ta, ahead_run *r)
 {
     for (size_t i = 0; i < r->n_files; i++)
@@ -135,19 +121,6 @@ static void run_clear(table_ahead *ta, ahead_run *r)
 
 /* ---- the table of a file ---------------------------------------------------------- */
 
-/* The last path component of a directory key ("a/b=1/" -> "b=1"). */
-static const char *dir_name(const char *key, size_t *len)
-{
-    size_t n = strlen(key);
-    if (n && key[n - 1] == '/')
-        n--;
-    size_t s = n;
-    while (s > 0 && key[s - 1] != '/')
-        s--;
-    *len = n - s;
-    return key + s;
-}
-
 /* The table directory of file ino: its directory, above any col=value/
  * directories. Returns the inode, its key in *key (malloc'd), or 0. */
 static uint64_t table_root(tree *t, uint64_t ino, char **key)
@@ -158,7 +131,7 @@ static uint64_t table_root(tree *t, uint64_t ino, char **key)
         if (!k)
             return 0;
         size_t len;
-        const char *name = dir_name(k, &len);
+        const char *name = partition_dir_name(k, &len);
         if (dir == TREE_ROOT_INO || level >= PARTITION_MAX_DEPTH || !partition_name(name, len)) {
             *key = k;
             return dir;
@@ -173,6 +146,14 @@ static uint64_t table_root(tree *t, uint64_t ino, char **key)
 static int file_cmp(const void *a, const void *b)
 {
     return strcmp(((const ahead_file *)a)->key, ((const ahead_file *)b)->key);
+}
+
+static void sort_files(ahead_run *r)
+{
+    if (!r->sorted) {
+        qsort(r->files, r->n_files, sizeof *r->files, file_cmp);
+        r->sorted = true;
+    }
 }
 
 /* The first file whose key sorts after key (r->files sorted). */
@@ -196,7 +177,8 @@ static uint64_t tail_ahead(const table_ahead *ta, const ahead_run *r, uint64_t s
 {
     uint64_t tail = footer_cache_tail_len(ta->footers, size);
     if (r->tail_seen) {
-        const uint64_t learned = (r->tail_seen + r->tail_seen / 4 + TAIL_MARGIN + TAIL_MARGIN - 1) / TAIL_MARGIN * TAIL_MARGIN;
+        const uint64_t with_margin = r->tail_seen + r->tail_seen / 4 + TAIL_MARGIN;
+        const uint64_t learned = (with_margin + TAIL_MARGIN - 1) / TAIL_MARGIN * TAIL_MARGIN;
         tail = learned < tail ? learned : tail;
     }
     return tail < size ? tail : size;
@@ -208,10 +190,7 @@ static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
 {
     if (r->n_opened < 2 || !r->latest || r->n_files == 0)
         return 0;
-    if (!r->sorted) {
-        qsort(r->files, r->n_files, sizeof *r->files, file_cmp);
-        r->sorted = true;
-    }
+    sort_files(r);
     uint64_t target = TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened;
     if (target < TABLE_AHEAD_MIN_FILES)
         target = TABLE_AHEAD_MIN_FILES;
@@ -277,10 +256,7 @@ static bool reads_data(ahead_run *r)
 {
     if (!r->latest_data || r->n_files == 0)
         return false;
-    if (!r->sorted) {
-        qsort(r->files, r->n_files, sizeof *r->files, file_cmp);
-        r->sorted = true;
-    }
+    sort_files(r);
     unsigned opened = 0, read = 0;
     for (size_t k = after_key(r, r->latest_data); k > 0 && opened < DATA_FILES; k--) {
         const ahead_file *f = &r->files[k - 1];
@@ -387,7 +363,7 @@ void table_ahead_closed(table_ahead *ta, const char *key, uint64_t bytes_read, u
             if (read_data && run_on > r->run_on_seen)
                 r->run_on_seen = run_on;
             if (read_data && r->n_read_hashes < TABLE_AHEAD_MAX_TABLE_FILES &&
-                grow((void **)&r->read, &r->cap_read, r->n_read_hashes + 1, sizeof *r->read))
+                sv_grow((void **)&r->read, &r->cap_read, r->n_read_hashes + 1, sizeof *r->read, 16, SIZE_MAX / 64))
                 r->read[r->n_read_hashes++] = hash;
             ahead_file *f = read_data ? file_by_hash(r, hash) : NULL;
             if (f && !f->data_read) {
@@ -464,7 +440,8 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t
             seen = r->opened[i] == hash;
         if (!seen) {
             if (r->n_opened_hashes < TABLE_AHEAD_MAX_TABLE_FILES &&
-                grow((void **)&r->opened, &r->cap_opened, r->n_opened_hashes + 1, sizeof *r->opened))
+                sv_grow((void **)&r->opened, &r->cap_opened, r->n_opened_hashes + 1, sizeof *r->opened, 16,
+                        SIZE_MAX / 64))
                 r->opened[r->n_opened_hashes++] = hash;
             r->n_opened++;
         }
@@ -481,7 +458,7 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t
             r->latest = latest;
         }
         if (r->n_opened >= 2 && r->n_dirs == 0 &&
-            grow((void **)&r->dirs, &r->cap_dirs, 1, sizeof *r->dirs)) {
+            sv_grow((void **)&r->dirs, &r->cap_dirs, 1, sizeof *r->dirs, 16, SIZE_MAX / 64)) {
             char *k = strdup(root);
             if (k) {
                 r->dirs[r->n_dirs++] = (ahead_dir){.key = k, .ino = root_ino, .depth = 0, .state = DIR_TO_LIST};
@@ -566,12 +543,12 @@ static void list_dir(table_ahead *ta, ahead_dir dir, dir_found *out)
 static void add_found(table_ahead *ta, ahead_run *r, dir_found *d)
 {
     for (size_t i = 0; i < d->n_dirs && r->n_dirs < TABLE_AHEAD_MAX_DIRS; i++)
-        if (grow((void **)&r->dirs, &r->cap_dirs, r->n_dirs + 1, sizeof *r->dirs)) {
+        if (sv_grow((void **)&r->dirs, &r->cap_dirs, r->n_dirs + 1, sizeof *r->dirs, 16, SIZE_MAX / 64)) {
             r->dirs[r->n_dirs++] = d->dirs[i];
             d->dirs[i].key = NULL; /* the run's now */
         }
     for (size_t i = 0; i < d->n_files && ta->files_known < TABLE_AHEAD_MAX_TABLE_FILES; i++) {
-        if (!grow((void **)&r->files, &r->cap_files, r->n_files + 1, sizeof *r->files))
+        if (!sv_grow((void **)&r->files, &r->cap_files, r->n_files + 1, sizeof *r->files, 16, SIZE_MAX / 64))
             break;
         ahead_file *f = &d->files[i];
         for (size_t k = 0; k < r->n_opened_hashes && !f->opened; k++)

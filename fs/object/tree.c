@@ -490,19 +490,6 @@ static int dirent_cmp(const void *key, const void *elem)
  * ones too) that the flat listing covers whole and that has no fresh one;
  * the others are listed on their own as before. */
 
-/* The last component of a directory's key ("t/day=1/" -> "day=1"). */
-static const char *dir_last_name(const node *d, size_t *n)
-{
-    size_t len = strlen(d->key);
-    if (len && d->key[len - 1] == '/')
-        len--;
-    size_t start = len;
-    while (start > 0 && d->key[start - 1] != '/')
-        start--;
-    *n = len - start;
-    return d->key + start;
-}
-
 static node *child_node(tree *t, const node *dir, const char *name)
 {
     tree_dirent *e = bsearch(name, dir->children, dir->n_children, sizeof *dir->children, dirent_cmp);
@@ -516,7 +503,7 @@ static node *child_node(tree *t, const node *dir, const char *name)
 static bool flat_listing_pays(tree *t, const node *dir)
 {
     size_t n;
-    const char *name = dir_last_name(dir, &n);
+    const char *name = partition_dir_name(dir->key, &n);
     node *parent = get_node(t, dir->parent);
     if (dir->in_delta_log || !partition_name(name, n) || !parent || parent == dir ||
         !parent->listed || parent->flat_listing ||
@@ -677,7 +664,7 @@ static void install_from_flat(tree *t, node *parent, flat_keys *f, const char *r
 static void list_partitions_flat(tree *t, node *parent, const node *dir, const store_request_opts *opts)
 {
     size_t n;
-    const char *name = dir_last_name(dir, &n);
+    const char *name = partition_dir_name(dir->key, &n);
     const char *eq = memchr(name, '=', n);
     char *prefix = malloc(strlen(parent->key) + (size_t)(eq - name) + 2);
     char *parent_key = strdup(parent->key);
