@@ -225,7 +225,9 @@ static bool read_file(int i, bool read_chunk, bool hold)
             size_t niov;
             object_pins pins;
             const size_t len = (size_t)(l->chunks[0].end - l->chunks[0].start);
-            ok = plain_file_read(p, &f, l->chunks[0].start, len, iov, 256, &niov, &pins, NULL, NULL) == (ssize_t)len;
+            sv_cancel tok; /* the read timeout: a block the store holds is a miss, not a hang */
+            object_io_cancel_init(p->io, &tok);
+            ok = plain_file_read(p, &f, l->chunks[0].start, len, iov, 256, &niov, &pins, NULL, &tok) == (ssize_t)len;
             if (ok)
                 object_pins_release(p->io, &pins);
         }
@@ -237,11 +239,19 @@ static bool read_file(int i, bool read_chunk, bool hold)
     return ok;
 }
 
-/* Wait (up to 10 s) for the workers to fetch the data of `files` files. */
+/* Wait (up to 10 s) for the workers to fetch the data of `files` files,
+ * then until they start no more (each file's data is claimed once its
+ * footer is in, so the window's files come one after another). */
 static void settle_data(uint64_t files)
 {
     for (int i = 0; i < 1000 && table_ahead_counts_get(p->ahead).data_files < files; i++)
         nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    uint64_t seen = UINT64_MAX;
+    for (int i = 0; i < 100 && table_ahead_counts_get(p->ahead).data_files != seen; i++) {
+        seen = table_ahead_counts_get(p->ahead).data_files;
+        mem_store_drain(m);
+        nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    }
     mem_store_drain(m);
 }
 
