@@ -263,6 +263,12 @@ static uint64_t footer_tail_need(const parquet_footer *ft, uint64_t size)
     return start < size ? size - start : size;
 }
 
+void plain_table_expected(plain_fs *p, uint64_t dir_ino, const parquet_footer *ft, uint64_t size)
+{
+    if (ft->meta)
+        table_ahead_expect(p->ahead, dir_ino, footer_tail_need(ft, size));
+}
+
 int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok)
 {
     memset(f, 0, sizeof *f);

@@ -56,6 +56,7 @@ typedef struct {
     ahead_file *files;   /* sorted by key when `sorted` */
     size_t n_files, cap_files;
     bool sorted;
+    bool expected;       /* a view's hint named the table: its files will be read (table_ahead_expect) */
     unsigned listing;    /* listings and data fetches in progress: the slot is not reused meanwhile */
     uint64_t data_ahead; /* bytes of data fetched ahead for files not opened yet */
     uint64_t data_read;  /* bytes the reader read of the files it closed */
@@ -188,16 +189,20 @@ static uint64_t tail_ahead(const table_ahead *ta, const ahead_run *r, uint64_t s
  * TABLE_AHEAD_MAX_FILES); how many. Called with ta->lock held. */
 static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
 {
-    if (r->n_opened < 2 || !r->latest || r->n_files == 0)
+    if ((r->n_opened < 2 && !r->expected) || (!r->latest && !r->expected) || r->n_files == 0)
         return 0;
     sort_files(r);
     uint64_t target = TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened;
     if (target < TABLE_AHEAD_MIN_FILES)
         target = TABLE_AHEAD_MIN_FILES;
+    uint64_t unread_max = 2 * TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened + TABLE_AHEAD_MIN_FILES;
+    if (r->expected) {
+        target = target > TABLE_AHEAD_EXPECT_FILES ? target : TABLE_AHEAD_EXPECT_FILES;
+        unread_max = unread_max > TABLE_AHEAD_EXPECT_FILES ? unread_max : TABLE_AHEAD_EXPECT_FILES;
+    }
     if (target > TABLE_AHEAD_MAX_FILES)
         target = TABLE_AHEAD_MAX_FILES;
-    const uint64_t unread_max = 2 * TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened + TABLE_AHEAD_MIN_FILES;
-    const size_t pos = after_key(r, r->latest);
+    const size_t pos = r->latest ? after_key(r, r->latest) : 0;
     /* Files past a directory not listed yet may not be the next ones. */
     const char *unknown = NULL;
     for (size_t i = 0; i < r->n_dirs; i++)
@@ -417,6 +422,38 @@ static ahead_run *run_of(table_ahead *ta, const char *root, uint64_t root_ino, i
     return r;
 }
 
+/* Queue the listing of r's table directory, once. Called with ta->lock held. */
+static void list_root(table_ahead *ta, ahead_run *r)
+{
+    if (r->n_dirs == 0 && sv_grow((void **)&r->dirs, &r->cap_dirs, 1, sizeof *r->dirs, 16, SIZE_MAX / 64)) {
+        char *k = strdup(r->root);
+        if (k) {
+            r->dirs[r->n_dirs++] = (ahead_dir){.key = k, .ino = r->root_ino, .depth = 0, .state = DIR_TO_LIST};
+            pthread_cond_signal(&ta->work);
+        }
+    }
+}
+
+void table_ahead_expect(table_ahead *ta, uint64_t dir_ino, uint64_t tail_need)
+{
+    if (!ta || tail_need == 0)
+        return;
+    char *root = tree_key(ta->tree, dir_ino);
+    if (!root)
+        return;
+    pthread_mutex_lock(&ta->lock);
+    ahead_run *r = run_of(ta, root, dir_ino, now_ms());
+    if (r) {
+        r->last_ms = now_ms();
+        r->expected = true;
+        if (tail_need > r->tail_seen)
+            r->tail_seen = tail_need;
+        list_root(ta, r); /* its listing takes the window (the worker) */
+    }
+    pthread_mutex_unlock(&ta->lock);
+    free(root);
+}
+
 void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t tail_need)
 {
     if (!ta)
@@ -457,14 +494,8 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t
             free(r->latest);
             r->latest = latest;
         }
-        if (r->n_opened >= 2 && r->n_dirs == 0 &&
-            sv_grow((void **)&r->dirs, &r->cap_dirs, 1, sizeof *r->dirs, 16, SIZE_MAX / 64)) {
-            char *k = strdup(root);
-            if (k) {
-                r->dirs[r->n_dirs++] = (ahead_dir){.key = k, .ino = root_ino, .depth = 0, .state = DIR_TO_LIST};
-                pthread_cond_signal(&ta->work);
-            }
-        }
+        if (r->n_opened >= 2)
+            list_root(ta, r);
         n = take_window(ta, r, window);
         ta->counts.tails += n;
         if (n && reads_data(r))

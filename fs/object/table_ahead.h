@@ -20,7 +20,9 @@
  * reader that skips files (by the Delta log's statistics) or opens them out
  * of key order leaves tails it never reads: never more than twice
  * TABLE_AHEAD_GROWTH times the files it opened, plus TABLE_AHEAD_MIN_FILES;
- * that and the listings is all a reader that stops early costs.
+ * that and the listings is all a reader that stops early costs. A table a
+ * view's hint names (table_ahead_expect) has the tails of its first
+ * TABLE_AHEAD_EXPECT_FILES files fetched at once, before any open.
  *
  * Data ahead: a reader that reads the data of the files it opens (of the
  * latest 8 it opened, three quarters; a file's handles count together), not
@@ -52,6 +54,7 @@
 #define TABLE_AHEAD_MIN_FILES 8u     /* tails kept ahead once a second file is opened */
 #define TABLE_AHEAD_MAX_FILES 256u   /* tails kept ahead at most */
 #define TABLE_AHEAD_GROWTH 4u        /* tails kept ahead per file opened */
+#define TABLE_AHEAD_EXPECT_FILES 256u /* tails fetched ahead of a table a view's hint names */
 #define TABLE_AHEAD_MAX_TABLE_FILES 20000u /* files known per table (all tables together) */
 #define TABLE_AHEAD_MAX_DIRS 4096u   /* directories listed per table */
 #define TABLE_AHEAD_RUNS 8u          /* tables followed at once */
@@ -75,6 +78,15 @@ void table_ahead_destroy(table_ahead *ta);
  * directory in the tree) and its footer parsed; tail_need: the bytes from
  * the start of its page index (or footer) to its end. Never waits for I/O. */
 void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t tail_need);
+
+/* A view's hint named the table of directory dir_ino (a Delta table, whose
+ * files readers of the view will open, often every one for its footer):
+ * its directories are listed now and the tails of its first
+ * TABLE_AHEAD_EXPECT_FILES files in key order fetched, tail_need long (the
+ * footer and page index of a file of the table, read to accept the hint;
+ * 0: unknown, and nothing is fetched until readers open files). Never
+ * waits for I/O. */
+void table_ahead_expect(table_ahead *ta, uint64_t dir_ino, uint64_t tail_need);
 
 /* The tail of o fetched ahead of its open (0: none), for the footer cache
  * (footer_cache_set_tail_source; arg: the table_ahead). */

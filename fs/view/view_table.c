@@ -113,6 +113,8 @@ static int check_against_a_file(const view_env *env, const view_table *t, const 
     if (plain_bind_object(env->plain, ta.ino, &o) < 0)
         return 0;
     const parquet_footer *ft = footer_cache_get(env->plain->footers, &o, tok);
+    if (s->n_files > 1) /* readers of the view will open its files: their footers now */
+        plain_table_expected(env->plain, t->dir_ino, ft, o.size);
     int rc = 0;
     pred_constant *k = NULL;
     size_t nk = 0;

@@ -4,8 +4,10 @@ pyarrow over its active files, as the bench's appends table. The results
 must equal the same readers on the local files; the mount's counters show
 the partitions listed together (not one listing per directory) and the
 footers, and for a reader of the data its chunks, fetched before the reader
-opened the files. Over s3link at `wan`, where a round trip costs 200 ms."""
+opened the files; for a view whose hint names the table, before the reader
+opened any. Over s3link at `wan`, where a round trip costs 200 ms."""
 import json
+import time
 
 import duckdb
 import pyarrow as pa
@@ -75,3 +77,26 @@ def test_many_partitions_and_files(s3link_wan, s3link_bucket, mount, partitioned
         d = f"day=d{day:03d}"
         assert sorted(p.name for p in (m.mp / d).iterdir()) == sorted(p.name for p in (local / d).iterdir())
     json.dumps(st)  # the counters stay plain JSON
+
+
+def test_a_view_of_the_table_has_its_footers_before_the_first_open(s3link_wan, s3link_bucket, mount, run_cli,
+                                                                   partitioned):
+    """The hint names the table: its files' tails are fetched when the hint
+    is accepted, so that even the reader's first opens find their footers."""
+    objs, rel, local = partitioned
+    b = s3link_bucket(s3link_wan, objs)
+    m = mount(bucket=b, endpoint=s3link_wan.endpoint)
+    r = run_cli("hint", m.mp, "q", "--table", "t", "--where", "id = 12345", "--columns", "id,v,s")
+    assert r.returncode == 0, r
+    view = r.stdout.strip()
+    deadline = time.monotonic() + 30
+    while m.stats()["table_ahead_tails"] < len(rel) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert m.stats()["table_ahead_tails"] == len(rel), m.stats()
+    assert m.stats()["table_ahead_hits"] == 0, "no reader has opened a file yet"
+    point = "SELECT id, v, s FROM read_parquet({files}) WHERE id = 12345"
+    got = duck([f"{view}/{r}" for r in rel], point)
+    assert got == duck([str(local / r) for r in rel], point) and len(got) == 1
+    st = m.stats()
+    assert st["table_ahead_hits"] >= len(rel) - 1, st  # the file the hint was checked against: its footer was read
+    assert st["table_ahead_tails"] == len(rel), st

@@ -329,3 +329,27 @@ Test(table_ahead, parallel_openers_find_their_footers_fetched)
     cr_assert_leq(c.tails, N_FILES, "no file fetched ahead twice");
     cr_assert_geq(c.hits, N_FILES / 4, "many opens found their footer fetched: %llu", (unsigned long long)c.hits);
 }
+
+/* A table a view's hint names: its files' tails are fetched before any
+ * open, and every open, the first one too, finds its footer fetched. */
+Test(table_ahead, a_table_a_view_names_has_every_footer_ahead)
+{
+    table_ahead_expect(p->ahead, ino_of("tbl"), 16 << 10);
+    settle(1 + DAYS);
+    for (int i = 0; i < N_FILES; i++)
+        cr_assert(opens_from_cache(i), "file %d: footer fetched ahead", i);
+    const table_ahead_counts c = table_ahead_counts_get(p->ahead);
+    cr_assert_eq(c.hits, N_FILES);
+    cr_assert_eq(c.tails, N_FILES, "no file outside the table, nor twice");
+    cr_assert_eq(footer_cache_loads(p->footers), N_FILES);
+}
+
+/* Without a footer's length to go by, naming the table fetches nothing. */
+Test(table_ahead, a_named_table_of_unknown_footers_is_not_fetched)
+{
+    table_ahead_expect(p->ahead, ino_of("tbl"), 0);
+    nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+    mem_store_drain(m);
+    cr_assert_eq(table_ahead_counts_get(p->ahead).tails, 0);
+    cr_assert_eq(table_ahead_counts_get(p->ahead).listings, 0);
+}
