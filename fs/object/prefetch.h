@@ -121,8 +121,10 @@ typedef struct {
 
 /* Readers read several row groups at once from one handle (pyarrow, DuckDB
  * threads): each is followed as a stream of its own, so one thread's
- * readahead is not mistaken for another's jump into a new chunk. */
-#define READ_STREAMS 8
+ * readahead is not mistaken for another's jump into a new chunk. pyarrow's
+ * pre_buffer reads a row group's ~20 coalesced ranges at once: with 8
+ * streams they pushed each other out (docs/design.md, Read path). */
+#define READ_STREAMS 32
 
 /* What the reads of one column chunk have been, for page reads. */
 typedef struct {
