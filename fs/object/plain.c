@@ -265,8 +265,7 @@ static uint64_t footer_tail_need(const parquet_footer *ft, uint64_t size)
 
 void plain_table_expected(plain_fs *p, uint64_t dir_ino, const parquet_footer *ft, uint64_t size)
 {
-    if (ft->meta)
-        table_ahead_expect(p->ahead, dir_ino, footer_tail_need(ft, size));
+    table_ahead_expect(p->ahead, dir_ino, ft && ft->meta ? footer_tail_need(ft, size) : 0);
 }
 
 int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok)

@@ -102,9 +102,9 @@ int plain_tree_errno(store_status st, const sv_cancel *tok);
 /* The object version a file inode stands for. */
 int plain_bind_object(plain_fs *p, uint64_t ino, object_ref *out);
 /* Readers will open the Parquet files of table directory dir_ino (a view's
- * hint names it); ft: the parsed footer of one of them, of size bytes,
- * whose tail tells how much of each file's end to fetch ahead
- * (table_ahead_expect). Never waits for I/O. */
+ * hint names it); ft (may be NULL: none read): the parsed footer of one of
+ * them, of size bytes, whose tail tells how much of each file's end to
+ * fetch ahead (table_ahead_expect). Never waits for I/O. */
 void plain_table_expected(plain_fs *p, uint64_t dir_ino, const parquet_footer *ft, uint64_t size);
 
 ssize_t plain_getxattr(plain_fs *p, uint64_t ino, const char *name, char *buf, size_t size);

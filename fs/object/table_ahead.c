@@ -57,6 +57,7 @@ typedef struct {
     size_t n_files, cap_files;
     bool sorted;
     bool expected;       /* a view's hint named the table: its files will be read (table_ahead_expect) */
+    bool probing;        /* expected, its footers' length unknown: one file's footer being read for it */
     unsigned listing;    /* listings and data fetches in progress: the slot is not reused meanwhile */
     uint64_t data_ahead; /* bytes of data fetched ahead for files not opened yet */
     uint64_t data_read;  /* bytes the reader read of the files it closed */
@@ -191,6 +192,8 @@ static size_t take_window(table_ahead *ta, ahead_run *r, ahead_fetch *out)
 {
     if ((r->n_opened < 2 && !r->expected) || (!r->latest && !r->expected) || r->n_files == 0)
         return 0;
+    if (r->n_opened < 2 && !r->tail_seen)
+        return 0; /* expected: once a file's footer shows how long its tail is (claim_probe) */
     sort_files(r);
     uint64_t target = TABLE_AHEAD_GROWTH * (uint64_t)r->n_opened;
     if (target < TABLE_AHEAD_MIN_FILES)
@@ -436,7 +439,7 @@ static void list_root(table_ahead *ta, ahead_run *r)
 
 void table_ahead_expect(table_ahead *ta, uint64_t dir_ino, uint64_t tail_need)
 {
-    if (!ta || tail_need == 0)
+    if (!ta)
         return;
     char *root = tree_key(ta->tree, dir_ino);
     if (!root)
@@ -448,7 +451,7 @@ void table_ahead_expect(table_ahead *ta, uint64_t dir_ino, uint64_t tail_need)
         r->expected = true;
         if (tail_need > r->tail_seen)
             r->tail_seen = tail_need;
-        list_root(ta, r); /* its listing takes the window (the worker) */
+        list_root(ta, r); /* its listings take the window (the workers), or a probe of one file's footer */
     }
     pthread_mutex_unlock(&ta->lock);
     free(root);
@@ -616,6 +619,45 @@ static bool claim_dir(table_ahead *ta, size_t *run, size_t *dir)
     return false;
 }
 
+/* An expected table whose footers' length is not known yet, with a file
+ * listed: that file claimed (its ref to *out) to read its footer, whose
+ * length is then every tail's. Called with ta->lock held. */
+static bool claim_probe(table_ahead *ta, size_t *run, object_ref *out)
+{
+    for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
+        ahead_run *r = &ta->runs[i];
+        if (!r->gen || !r->expected || r->tail_seen || r->probing || r->n_files == 0)
+            continue;
+        sort_files(r);
+        const ahead_file *f = &r->files[0];
+        *out = (object_ref){.id = f->ino, .key = strdup(f->key), .size = f->size};
+        if (!out->key)
+            return false;
+        memcpy(out->etag, f->etag, sizeof out->etag);
+        r->probing = true;
+        r->listing++;
+        *run = i;
+        return true;
+    }
+    return false;
+}
+
+/* The bytes from the start of o's page index (or footer) to its end, as
+ * its footer shows (read now, no lock held); 0 when it does not parse. */
+static uint64_t probe_tail(table_ahead *ta, const object_ref *o)
+{
+    sv_cancel tok;
+    object_io_cancel_init(ta->io, &tok);
+    const parquet_footer *ft = footer_cache_get(ta->footers, o, &tok);
+    uint64_t tail = 0;
+    if (ft->meta) {
+        const uint64_t start = parquet_layout_meta_start(&ft->layout);
+        tail = start < o->size ? o->size - start : o->size;
+    }
+    footer_cache_put(ta->footers, ft);
+    return tail;
+}
+
 static void forget_idle(table_ahead *ta, int64_t now)
 {
     for (size_t i = 0; i < TABLE_AHEAD_RUNS; i++) {
@@ -648,6 +690,29 @@ static void *worker(void *arg)
             ta->counts.data_bytes += bytes;
             if (bytes)
                 ta->counts.data_files++;
+            continue;
+        }
+        if (claim_probe(ta, &ri, &data)) {
+            pthread_mutex_unlock(&ta->lock);
+            const uint64_t tail = probe_tail(ta, &data);
+            object_ref_free(&data);
+            ahead_fetch window[TABLE_AHEAD_MAX_FILES];
+            pthread_mutex_lock(&ta->lock);
+            ahead_run *r = &ta->runs[ri];
+            r->listing--;
+            r->probing = false;
+            size_t n = 0;
+            if (tail == 0) {
+                r->expected = false; /* not Parquet: nothing to fetch ahead until readers open files */
+            } else {
+                if (tail > r->tail_seen)
+                    r->tail_seen = tail;
+                n = take_window(ta, r, window);
+            }
+            pthread_mutex_unlock(&ta->lock);
+            fetch_window(ta, window, n);
+            pthread_mutex_lock(&ta->lock);
+            ta->counts.tails += n; /* counted once their fetches are started */
             continue;
         }
         if (!claim_dir(ta, &ri, &di)) {

@@ -84,8 +84,8 @@ void table_ahead_opened(table_ahead *ta, uint64_t ino, const char *key, uint64_t
  * its directories are listed now and the tails of its first
  * TABLE_AHEAD_EXPECT_FILES files in key order fetched, tail_need long (the
  * footer and page index of a file of the table, read to accept the hint;
- * 0: unknown, and nothing is fetched until readers open files). Never
- * waits for I/O. */
+ * 0: unknown, and a worker reads the first listed file's footer to learn
+ * it; a file that is not Parquet stops it). Never waits for I/O. */
 void table_ahead_expect(table_ahead *ta, uint64_t dir_ino, uint64_t tail_need);
 
 /* The tail of o fetched ahead of its open (0: none), for the footer cache

@@ -254,6 +254,8 @@ int view_table_bind(const view_env *env, const sv_hint *h, view_table **out, sv_
     }
     if (rc == 0 && t->snap)
         rc = check_against_a_file(env, t, h, err, tok);
+    if (rc == 0 && t->snap && !t->pred && table_snap_get(t->snap)->n_files > 1)
+        plain_table_expected(env->plain, t->dir_ino, NULL, 0); /* no footer read to accept it: learned ahead */
     if (rc == 0 && t->snap && h->where && !collect_where_names(t, h))
         rc = sv_fail(err, HINT_E_NOMEM, 0, "out of memory");
     if (rc == 0 && t->n_where_names) {

@@ -344,12 +344,30 @@ Test(table_ahead, a_table_a_view_names_has_every_footer_ahead)
     cr_assert_eq(footer_cache_loads(p->footers), N_FILES);
 }
 
-/* Without a footer's length to go by, naming the table fetches nothing. */
-Test(table_ahead, a_named_table_of_unknown_footers_is_not_fetched)
+/* Without a footer's length to go by, one file's footer is read first
+ * (the hint named no column to check against one): then every tail. */
+Test(table_ahead, a_named_table_of_unknown_footers_learns_their_length)
 {
     table_ahead_expect(p->ahead, ino_of("tbl"), 0);
+    settle(1 + DAYS);
+    for (int i = 0; i < 200 && table_ahead_counts_get(p->ahead).tails < N_FILES; i++)
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    mem_store_drain(m);
+    cr_assert_eq(table_ahead_counts_get(p->ahead).tails, N_FILES);
+    for (int i = 0; i < N_FILES; i++)
+        cr_assert(opens_from_cache(i), "file %d: footer fetched ahead", i);
+    cr_assert_eq(footer_cache_loads(p->footers), N_FILES, "the first file's footer read once");
+}
+
+/* A table of files that are not Parquet: the probe's footer does not
+ * parse, and nothing more is fetched. */
+Test(table_ahead, a_named_table_of_other_files_fetches_no_tails)
+{
+    cr_assert(mem_store_put(m, "w/junk/a=1/x.parquet", "not parquet at all", 18));
+    cr_assert(mem_store_put(m, "w/junk/a=2/y.parquet", "not parquet either", 18));
+    table_ahead_expect(p->ahead, ino_of("junk"), 0);
+    settle(3);
     nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
     mem_store_drain(m);
     cr_assert_eq(table_ahead_counts_get(p->ahead).tails, 0);
-    cr_assert_eq(table_ahead_counts_get(p->ahead).listings, 0);
 }
