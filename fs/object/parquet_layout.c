@@ -11,6 +11,12 @@ uint64_t parquet_layout_meta_start(const parquet_layout *l)
     return pi->end > pi->start && pi->start < l->footer.start ? pi->start : l->footer.start;
 }
 
+uint64_t parquet_layout_meta_len(const parquet_layout *l, uint64_t file_size)
+{
+    const uint64_t start = parquet_layout_meta_start(l);
+    return start < file_size ? file_size - start : file_size;
+}
+
 uint64_t parquet_layout_tail_hint(uint64_t file_size)
 {
     /* 64 KiB holds the footer of most files; readers read at least that much

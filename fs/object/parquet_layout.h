@@ -29,6 +29,9 @@ typedef struct {
 /* Where the file's metadata begins: its page index when before the
  * footer, else its footer. */
 uint64_t parquet_layout_meta_start(const parquet_layout *l);
+/* The bytes from that start to the end of a file of file_size bytes: what
+ * an open reads of the file's end (its whole size when the start lies past it). */
+uint64_t parquet_layout_meta_len(const parquet_layout *l, uint64_t file_size);
 
 /* Tail length worth reading at open: 64 KiB, never more than the file. */
 uint64_t parquet_layout_tail_hint(uint64_t file_size);

@@ -255,17 +255,9 @@ ssize_t plain_listxattr(plain_fs *p, uint64_t ino, char *buf, size_t size)
 
 /* ---- open files ---------------------------------------------------------------- */
 
-/* The bytes from a file's page index (or footer) to its end: the tail an
- * open needs. */
-static uint64_t footer_tail_need(const parquet_footer *ft, uint64_t size)
-{
-    const uint64_t start = parquet_layout_meta_start(&ft->layout);
-    return start < size ? size - start : size;
-}
-
 void plain_table_expected(plain_fs *p, uint64_t dir_ino, const parquet_footer *ft, uint64_t size)
 {
-    table_ahead_expect(p->ahead, dir_ino, ft && ft->meta ? footer_tail_need(ft, size) : 0);
+    table_ahead_expect(p->ahead, dir_ino, ft && ft->meta ? parquet_layout_meta_len(&ft->layout, size) : 0);
 }
 
 int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, const sv_cancel *tok)
@@ -287,7 +279,7 @@ int plain_file_open(plain_fs *p, uint64_t ino, bool fetch_tail, plain_file *f, c
         if (!f->footer->meta)
             log_info("%s: not using Parquet layout: %s", f->obj.key, f->footer->err.msg);
         else
-            table_ahead_opened(p->ahead, ino, f->obj.key, footer_tail_need(f->footer, f->obj.size));
+            table_ahead_opened(p->ahead, ino, f->obj.key, parquet_layout_meta_len(&f->footer->layout, f->obj.size));
     } else if (fetch_tail && f->obj.size > 0 && p->cfg.tail_bytes > 0) {
         /* Other files: the tail, in the background, in case it is a footer. */
         uint64_t tail = p->cfg.tail_bytes < f->obj.size ? p->cfg.tail_bytes : f->obj.size;

@@ -650,10 +650,8 @@ static uint64_t probe_tail(table_ahead *ta, const object_ref *o)
     object_io_cancel_init(ta->io, &tok);
     const parquet_footer *ft = footer_cache_get(ta->footers, o, &tok);
     uint64_t tail = 0;
-    if (ft->meta) {
-        const uint64_t start = parquet_layout_meta_start(&ft->layout);
-        tail = start < o->size ? o->size - start : o->size;
-    }
+    if (ft->meta)
+        tail = parquet_layout_meta_len(&ft->layout, o->size);
     footer_cache_put(ta->footers, ft);
     return tail;
 }
